@@ -1,0 +1,78 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { clientErrorHandler, errorHandler } from './http/errors.js';
+import { HttpError } from './http/http-error.js';
+import { registerJsonBody } from './http/json-body.js';
+import { requestId } from './http/request-id.js';
+import { routeNotFound } from './http/routing.js';
+import { operationsRoutes } from './http/routes/operations.js';
+import { plantRoutes } from './http/routes/plants.js';
+import { createAjv, validationError } from './http/validation.js';
+import { loggerOptions, redactUrl } from './log.js';
+import { loadDocument, type ApiDocument } from './openapi/document.js';
+import type { Store } from './store/store.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  doc?: ApiDocument;
+}
+
+/** Builds the HTTP service from a config and a store; listening is the caller's business. */
+export async function buildApp({ config, store, doc = loadDocument() }: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel),
+    // One line per request, written by the onResponse hook below, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: requestId,
+    bodyLimit: config.bodyLimit,
+    exposeHeadRoutes: false,
+    return503OnClosing: false,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    // Node only checks headersTimeout every connectionsCheckingInterval (30 s by default).
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    clientErrorHandler,
+    frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id);
+      return errorHandler(err, request, reply);
+    },
+    schemaErrorFormatter: (errors, part) => validationError(errors, part),
+  });
+
+  const ajv = createAjv();
+  app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+  app.setErrorHandler(errorHandler);
+  registerJsonBody(app, config.bodyLimit);
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new HttpError(503, 'the server is shutting down; retry', { 'retry-after': '1' });
+    }
+  });
+  app.addHook('onRequest', routeNotFound(doc));
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: redactUrl(request.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        ...(request.principal && { tokenId: request.principal.id }),
+      },
+      'request',
+    );
+  });
+
+  const deps = { doc, store };
+  plantRoutes(app, deps);
+  operationsRoutes(app, deps);
+  return app;
+}

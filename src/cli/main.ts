@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { ConfigError, loadConfig } from '../config.js';
+import { serve } from '../server.js';
+import { migrateCommand } from './migrate-command.js';
+import { tokenCommands } from './token-commands.js';
+import { fail } from './output.js';
+
+const program = new Command('plant-store')
+  .description('The Plant Store service and its administration commands.')
+  .showHelpAfterError('(run with --help for usage)');
+
+program
+  .command('serve')
+  .description('run the HTTP server (what npm start runs)')
+  .option('--port <n>', 'port to listen on (default: $PORT or 3000)')
+  .option('--host <h>', 'address to listen on (default: $HOST or 0.0.0.0)')
+  .action(async (opts: { port?: string; host?: string }) => {
+    await serve(loadConfig(process.env, opts));
+  });
+
+migrateCommand(program);
+tokenCommands(program);
+
+program.parseAsync().catch((err: unknown) => {
+  if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);
+  fail(err instanceof Error ? err.message : String(err));
+});

@@ -1,0 +1,63 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { StoreUnavailableError } from '../store/store.js';
+import { HttpError } from './http-error.js';
+
+/** Fastify's own client errors, re-worded: its messages can name internals, ours never do. */
+const FRAMEWORK_ERRORS: Record<string, (err: FastifyError) => HttpError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, 'request body is larger than the limit'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new HttpError(415, 'Content-Type must be application/json (charset=utf-8 is allowed)'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError(400, 'body is empty; a JSON object is required'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError(400, 'Content-Length does not match the body'),
+  FST_ERR_BAD_URL: () => new HttpError(400, 'the URL is not valid (bad percent-encoding)'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, 'a path segment is too long'),
+};
+
+export function toHttpError(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  if (err instanceof StoreUnavailableError) {
+    return new HttpError(503, 'the store is unavailable; retry later', { 'retry-after': '1' });
+  }
+  const fe = err as Partial<FastifyError>;
+  if (fe.code && fe.code in FRAMEWORK_ERRORS) return FRAMEWORK_ERRORS[fe.code]!(fe as FastifyError);
+  // Aborted or unreadable bodies and other client faults Fastify knows of.
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new HttpError(fe.statusCode, (STATUS_CODES[fe.statusCode] ?? 'bad request').toLowerCase());
+  }
+  return undefined;
+}
+
+/** The one error handler: every failure leaves as the seed's `{error, message}` and hides internals. */
+export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const known = toHttpError(err);
+  if (!known) {
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ error: 500, message: `internal error (request id ${request.id})` });
+  }
+  if (known.statusCode >= 500) request.log.warn({ err }, known.message);
+  return reply.code(known.statusCode).headers(known.headers).send({ error: known.statusCode, message: known.message });
+}
+
+/**
+ * Malformed requests rejected by Node's HTTP parser never reach Fastify; they still get the
+ * seed's error shape, and the connection is closed because its framing cannot be trusted.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'the request took too long to arrive']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'request headers are too large']
+        : [400, 'malformed HTTP request'];
+  const body = JSON.stringify({ error: status, message });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance, RouteHandlerMethod, RouteOptions } from 'fastify';
+import { requireScope } from '../auth/authenticate.js';
+import type { ApiDocument } from '../openapi/document.js';
+import { requestSchema } from '../openapi/request-schema.js';
+import type { Store } from '../store/store.js';
+import { requireJsonContentType } from './json-body.js';
+
+export interface OperationRouteOptions {
+  /** Send this operation's bodies as they are instead of serialising them through the response schemas. */
+  rawResponse?: boolean;
+}
+
+/**
+ * Registers the handler of one operation of the document. Method, path, the scope it needs,
+ * request validation and response serialisation all come from the document, so the route
+ * cannot drift from what is published.
+ */
+export function operationRoute(
+  app: FastifyInstance,
+  deps: { doc: ApiDocument; store: Store },
+  operationId: string,
+  handler: RouteHandlerMethod,
+  options: OperationRouteOptions = {},
+): void {
+  const op = deps.doc.operations.get(operationId);
+  if (!op) throw new Error(`operation ${operationId} is not in the OpenAPI document`);
+  const responses = Object.fromEntries(
+    Object.entries(op.responses).filter((entry): entry is [string, Record<string, unknown>] => !!entry[1]),
+  );
+  const route: RouteOptions = {
+    method: op.method,
+    url: op.path.replace(/\{([^}]+)\}/g, ':$1'),
+    schema: {
+      ...(op.requestBody && { body: requestSchema(op.requestBody) }),
+      ...(!options.rawResponse && { response: responses }),
+    },
+    handler,
+  };
+  if (op.scopes) route.onRequest = requireScope(deps.store, op.scopes[0]);
+  if (op.requestBody) route.preParsing = requireJsonContentType;
+  app.route(route);
+}

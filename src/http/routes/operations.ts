@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiDocument } from '../../openapi/document.js';
+import { StoreUnavailableError, type Store } from '../../store/store.js';
+import { operationRoute } from '../operation-route.js';
+
+export function operationsRoutes(app: FastifyInstance, deps: { doc: ApiDocument; store: Store }): void {
+  operationRoute(app, deps, 'getLiveness', async () => ({ status: 'ok' }));
+
+  operationRoute(app, deps, 'getReadiness', async () => {
+    try {
+      await deps.store.ping();
+    } catch (err) {
+      throw new StoreUnavailableError(err);
+    }
+    return { status: 'ok' };
+  });
+
+  // Serialised once: the document does not change while the process runs.
+  const document = JSON.stringify(deps.doc.raw);
+  operationRoute(
+    app,
+    deps,
+    'getOpenApiDocument',
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(document),
+    { rawResponse: true },
+  );
+}

@@ -1,0 +1,68 @@
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { HttpError } from './http-error.js';
+
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+export function isInt64(value: unknown): value is number | bigint {
+  if (typeof value === 'bigint') return value >= INT64_MIN && value <= INT64_MAX;
+  return typeof value === 'number' && Number.isSafeInteger(value);
+}
+
+/** One Ajv for every request part. No coercion: `"1"` is not an integer, and nothing is altered. */
+export function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: false, coerceTypes: false, useDefaults: false, strict: true });
+  ajv.addKeyword({
+    keyword: 'int64',
+    schemaType: 'boolean',
+    errors: false,
+    validate: (_schema: boolean, data: unknown) => isInt64(data),
+  });
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX,
+  });
+  ajv.addVocabulary(['example']);
+  return ajv;
+}
+
+const NUL_PATTERN = '^[^\\u0000]*$';
+
+/** Turns the first Ajv error into a sentence that names the field, without schema jargon. */
+export function validationError(errors: ErrorObject[], part: string): HttpError {
+  const e = errors[0];
+  if (!e) return new HttpError(400, `${part} is not valid`);
+  const field = e.instancePath
+    ? e.instancePath.slice(1).replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~')
+    : part;
+  const p = e.params as Record<string, unknown>;
+  const chars = (n: unknown) => `${n} character${n === 1 ? '' : 's'}`;
+  const what = (() => {
+    switch (e.keyword) {
+      case 'required':
+        return `${e.instancePath ? `${field}.` : ''}${p.missingProperty} is required`;
+      case 'type':
+        return `${field} must be ${p.type === 'object' ? 'a JSON object' : `a ${p.type}`}`;
+      case 'int64':
+        return `${field} must be an integer from ${INT64_MIN} to ${INT64_MAX}`;
+      case 'minLength':
+        return `${field} must have at least ${chars(p.limit)}`;
+      case 'maxLength':
+        return `${field} must have at most ${chars(p.limit)}`;
+      case 'pattern':
+        return p.pattern === NUL_PATTERN
+          ? `${field} must not contain the NUL character (U+0000)`
+          : `${field} must match ${p.pattern}`;
+      case 'minimum':
+      case 'maximum':
+        return `${field} must be ${e.keyword === 'minimum' ? '>=' : '<='} ${p.limit}`;
+      case 'format':
+        return `${field} must be a ${p.format} value`;
+      default:
+        return `${field} ${e.message ?? 'is not valid'}`;
+    }
+  })();
+  return new HttpError(400, what);
+}

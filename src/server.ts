@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import { bootstrapToken } from './auth/bootstrap.js';
+import type { Config } from './config.js';
+import { openStore } from './store/open-store.js';
+import type { Store } from './store/store.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  store: Store;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Opens the store, makes sure a token exists, and listens. */
+export async function startServer(config: Config): Promise<RunningServer> {
+  const { store, migrated } = await openStore(config.databaseUrl);
+  const app = await buildApp({ config, store });
+  app.addHook('onClose', () => store.close());
+  if (migrated > 0) app.log.info({ migrated }, 'store schema migrated');
+
+  const bootstrap = await bootstrapToken(store, config.bootstrapToken);
+  if (bootstrap.kind === 'generated') announceToken(bootstrap.token, config.port);
+  if (bootstrap.kind === 'registered') app.log.info('registered PLANT_STORE_TOKEN as an API token');
+
+  const address = await app.listen({
+    port: config.port,
+    host: config.host,
+    listenTextResolver: (a) => `listening on ${a}`,
+  });
+  const url = address.replace('://0.0.0.0:', '://127.0.0.1:');
+  app.log.info({ url, store: config.databaseUrl.split(':')[0] }, 'plant-store listening');
+  return { app, store, url, close: () => app.close() };
+}
+
+/** The first token is printed once, on stderr, where logs to stdout cannot bury it. */
+function announceToken(token: string, port: number): void {
+  process.stderr.write(
+    `\nplant-store: created the first API token (all scopes). It is shown only this once:\n\n    ${token}\n\n` +
+      `Try: curl -H "Authorization: Bearer ${token}" -H 'content-type: application/json' ` +
+      `-d '{"id":1,"name":"Monstera"}' http://localhost:${port || 3000}/plants\n\n`,
+  );
+}
+
+/** The process entry for `plant-store serve`: listen, then drain and exit 0 on SIGTERM/SIGINT. */
+export async function serve(config: Config): Promise<void> {
+  const server = await startServer(config);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    server.app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    const deadline = setTimeout(() => {
+      server.app.log.error('in-flight requests did not finish in time; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        server.app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,54 @@
+/** A plant as stored. `tag` is undefined when the plant has no tag; `""` is a tag. */
+export interface PlantRecord {
+  id: bigint;
+  name: string;
+  tag?: string;
+}
+
+export type CreateOutcome = { kind: 'created' } | { kind: 'identical' } | { kind: 'conflict'; existing: PlantRecord };
+
+export const SCOPES = ['plants:read', 'plants:write', 'metrics:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface TokenRecord {
+  id: string;
+  name: string;
+  /** SHA-256 of the whole token, hex. The token itself is never stored. */
+  hash: string;
+  /** The first characters of the token, so a person can tell tokens apart. */
+  prefix: string;
+  scopes: Scope[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** Raised by a store when its storage cannot be reached; the HTTP layer answers 503. */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the store is unavailable', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/**
+ * Everything the service keeps. Each method that changes data resolves only after the change
+ * is durable, and is atomic on its own.
+ */
+export interface Store {
+  /** Applies pending schema migrations; resolves to the number applied. */
+  migrate(): Promise<number>;
+  /** Rejects when the storage cannot be reached. */
+  ping(): Promise<void>;
+  /** Creates the plant unless its id exists: then reports whether the stored one is identical. */
+  createPlant(plant: PlantRecord): Promise<CreateOutcome>;
+
+  insertToken(token: TokenRecord): Promise<void>;
+  findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
+  listTokens(): Promise<TokenRecord[]>;
+  countTokens(): Promise<number>;
+  /** Resolves to false when no token has this id. Revoking twice keeps the first time. */
+  revokeToken(id: string, at: Date): Promise<boolean>;
+
+  close(): Promise<void>;
+}

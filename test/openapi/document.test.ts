@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { loadDocument } from '../../src/openapi/document.js';
+import { requestSchema } from '../../src/openapi/request-schema.js';
+
+describe('the OpenAPI document', () => {
+  const doc = loadDocument();
+
+  it('keeps the seed: POST /plants secured by bearerAuth, NewPlant in, Plant out, Error on 400', () => {
+    const add = doc.operations.get('addPlant');
+    assert.ok(add);
+    assert.equal(add.method, 'POST');
+    assert.equal(add.path, '/plants');
+    assert.deepEqual(add.scopes, ['plants:write']);
+    const schemas = (doc.raw.components as { schemas: Record<string, unknown> }).schemas;
+    assert.deepEqual(add.responses['200'], schemas.Plant);
+    assert.deepEqual(add.responses['400'], schemas.Error);
+    assert.deepEqual(add.requestBody, {
+      ...(schemas.NewPlant as object),
+      allOf: [schemas.Plant, (schemas.NewPlant as { allOf: unknown[] }).allOf[1]],
+    });
+  });
+
+  it('lists every path with its methods for 404/405 answers', () => {
+    const plants = doc.paths.find((p) => p.path === '/plants');
+    assert.deepEqual(plants?.methods, ['POST']);
+    assert.ok(plants?.pattern.test('/plants'));
+    assert.ok(!plants?.pattern.test('/plants/'));
+  });
+
+  it('turns int64 integers into the exact int64 keyword for request validation only', () => {
+    const schema = requestSchema({ properties: { id: { type: 'integer', format: 'int64', description: 'd' } } });
+    assert.deepEqual(schema, { properties: { id: { int64: true, description: 'd' } } });
+  });
+});

@@ -1,0 +1,21 @@
+import { spawnSync } from 'node:child_process';
+import { CLI } from './server.js';
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `plant-store <args>` against a store, the way an operator would. */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, input?: string): CliResult {
+  const merged: Record<string, string | undefined> = { ...process.env, ...env };
+  for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    env: merged as NodeJS.ProcessEnv,
+    input,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}

@@ -1,0 +1,70 @@
+import { request as httpRequest } from 'node:http';
+import { checkResponse } from './conformance.js';
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The body parsed with JSON.parse (undefined when empty or not JSON); use `text` for exact ids. */
+  json: unknown;
+}
+
+export interface RawRequest {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  /** Sent byte for byte; a string is sent as UTF-8, a Buffer as is. */
+  body?: string | Buffer;
+}
+
+/**
+ * Sends exactly the bytes given, with no client-side JSON encoding in the way, so tests can
+ * send malformed JSON, exact int64 literals and odd headers.
+ */
+export function send(baseUrl: string, req: RawRequest): Promise<RawResponse> {
+  const url = new URL(req.path, baseUrl);
+  return new Promise((resolve, reject) => {
+    const r = httpRequest(url, { method: req.method ?? 'GET', headers: req.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        const response = { status: res.statusCode ?? 0, headers: res.headers, text, json };
+        // Every response a test receives is also checked against the OpenAPI document.
+        const problems = checkResponse(req.method ?? 'GET', url.pathname, response);
+        if (problems.length) reject(new Error(`response disagrees with the OpenAPI document: ${problems.join('; ')}`));
+        else resolve(response);
+      });
+      res.on('error', reject);
+    });
+    r.on('error', reject);
+    r.setTimeout(20_000, () => r.destroy(new Error('request timed out')));
+    if (req.body !== undefined) r.write(req.body);
+    r.end();
+  });
+}
+
+/** POST /plants with a raw JSON text and a token. */
+export function postPlant(
+  baseUrl: string,
+  token: string | undefined,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+) {
+  return send(baseUrl, {
+    method: 'POST',
+    path: '/plants',
+    headers: {
+      'content-type': 'application/json',
+      ...(token !== undefined && { authorization: `Bearer ${token}` }),
+      ...headers,
+    },
+    body,
+  });
+}

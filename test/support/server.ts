@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const CLI = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+
+export interface ServerProcess {
+  url: string;
+  /** The bootstrap token registered through PLANT_STORE_TOKEN (all scopes). */
+  token: string;
+  dataDir: string;
+  databaseUrl: string;
+  proc: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  stdout: string[];
+  stderr: string[];
+  /** SIGTERM, wait for exit; resolves to the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL, wait for exit. */
+  kill(): Promise<void>;
+  /** Stop and delete the data directory. */
+  dispose(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Reuse a data directory (restart tests); a fresh temp directory otherwise. */
+  dataDir?: string;
+  /** Extra environment; `PLANT_STORE_TOKEN: undefined` removes the bootstrap token. */
+  env?: Record<string, string | undefined>;
+  token?: string;
+}
+
+export function newToken(): string {
+  return `pst_${randomBytes(32).toString('base64url')}`;
+}
+
+/** Starts the built server (`plant-store serve`) on an ephemeral port of 127.0.0.1. */
+export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'plant-store-test-'));
+  const databaseUrl = `sqlite:${join(dataDir, 'plant-store.db')}`;
+  const token = options.token ?? newToken();
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PLANT_STORE_TOKEN: token,
+    LOG_LEVEL: 'info',
+    ...options.env,
+  };
+  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
+  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1'], {
+    env: env as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  createInterface({ input: proc.stderr! }).on('line', (l) => stderr.push(l));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 15 s\n${stderr.join('\n')}`)), 15_000);
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      stdout.push(line);
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'plant-store listening' && entry.url) {
+          clearTimeout(timer);
+          resolve(entry.url);
+        }
+      } catch {
+        /* not a log line */
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening\n${stderr.join('\n')}`));
+    });
+  });
+  const server: ServerProcess = {
+    url,
+    token,
+    dataDir,
+    databaseUrl,
+    proc,
+    stdout,
+    stderr,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
+      proc.kill('SIGTERM');
+      return exited;
+    },
+    async kill() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
+      await exited;
+    },
+    async dispose() {
+      await server.kill();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return server;
+}

@@ -17,7 +17,7 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(add.responses['400'], schemas.Error);
     assert.deepEqual(add.requestBody, {
       ...(schemas.NewPlant as object),
-      allOf: [schemas.Plant, (schemas.NewPlant as { allOf: unknown[] }).allOf[1]],
+      allOf: [(schemas.NewPlant as { allOf: unknown[] }).allOf[0], schemas.Plant],
     });
   });
 

@@ -22,6 +22,10 @@ const databaseUrl = z
   .optional()
   .transform((v, ctx) => {
     const url = v === undefined || v === '' ? 'sqlite:./data/plant-store.db' : v;
+    if (url === 'sqlite::memory:') {
+      ctx.addIssue({ code: 'custom', message: 'DATABASE_URL sqlite::memory: is not durable; give a file path' });
+      return z.NEVER;
+    }
     if (/^sqlite:.+/.test(url)) return url;
     ctx.addIssue({
       code: 'custom',

@@ -1,52 +1,22 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
-import {
-  StoreUnavailableError,
-  type CreateOutcome,
-  type PlantRecord,
-  type Scope,
-  type Store,
-  type TokenRecord,
-} from '../store.js';
+import type Database from 'better-sqlite3';
+import type { CreateOutcome, PlantRecord, Store, TokenRecord } from '../store.js';
+import { openConnection, PLANT_BY_ID, plantFromRow, tokenFromRow, type PlantRow, type TokenRow } from './connection.js';
+import { GroupCommitWriter } from './group-commit.js';
 import { sqliteMigrations } from './migrations.js';
 
-interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
-
-interface TokenRow {
-  id: string;
-  name: string;
-  hash: string;
-  prefix: string;
-  scopes: string;
-  created_at: bigint;
-  expires_at: bigint | null;
-  revoked_at: bigint | null;
-}
-
-/** The embedded store: one SQLite file in WAL mode, every commit fsync'd before it resolves. */
+/**
+ * The embedded store: one SQLite file in WAL mode. Reads run here, on their own connection
+ * (WAL lets them proceed while a commit is under way); every change goes through the group
+ * commit writer and resolves only after its fsync'd commit.
+ */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
+  private readonly writer: GroupCommitWriter;
   private prepared: ReturnType<SqliteStore['prepare']> | undefined;
 
   constructor(readonly path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    try {
-      this.db = new Database(path);
-    } catch (err) {
-      throw new StoreUnavailableError(err);
-    }
-    this.db.pragma('journal_mode = WAL');
-    // FULL makes every commit fsync the WAL, so an acknowledged write survives power loss.
-    this.db.pragma('synchronous = FULL');
-    // The CLI writes to the same file while the server runs.
-    this.db.pragma('busy_timeout = 5000');
-    // ids are int64: read every integer as bigint so none passes through a float.
-    this.db.defaultSafeIntegers(true);
+    this.db = openConnection(path);
+    this.writer = new GroupCommitWriter(path);
   }
 
   /** Statements need the tables, so they are prepared once the schema is current. */
@@ -57,22 +27,20 @@ export class SqliteStore implements Store {
 
   private prepare() {
     return {
-      insertPlant: this.db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
-      getPlant: this.db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?'),
+      getPlant: this.db.prepare<[bigint], PlantRow>(PLANT_BY_ID),
       listFirst: this.db.prepare<[number], PlantRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
       listAfter: this.db.prepare<[bigint, number], PlantRow>(
         'SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?',
       ),
-      replacePlant: this.db.prepare('UPDATE plants SET name = ?, tag = ? WHERE id = ?'),
-      deletePlant: this.db.prepare<[bigint], PlantRow>('DELETE FROM plants WHERE id = ? RETURNING id, name, tag'),
-      insertToken: this.db.prepare(
-        'INSERT INTO tokens (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
       tokenByHash: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE hash = ?'),
       listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
       countTokens: this.db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM tokens'),
-      revokeToken: this.db.prepare('UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?'),
     };
+  }
+
+  /** Commits so far (group commit: one per batch of writes). */
+  get commits(): number {
+    return this.writer.commits;
   }
 
   async migrate(): Promise<number> {
@@ -92,20 +60,11 @@ export class SqliteStore implements Store {
   }
 
   async createPlant(plant: PlantRecord): Promise<CreateOutcome> {
-    return this.db.transaction(() => this.insertOne(plant)).immediate();
+    return (await this.writer.submit({ kind: 'createPlant', plant })) as CreateOutcome;
   }
 
   async createPlants(plants: PlantRecord[]): Promise<CreateOutcome[]> {
-    return this.db.transaction(() => plants.map((p) => this.insertOne(p))).immediate();
-  }
-
-  private insertOne(plant: PlantRecord): CreateOutcome {
-    const { changes } = this.stmt.insertPlant.run(plant.id, plant.name, plant.tag ?? null);
-    if (changes === 1) return { kind: 'created' };
-    const existing = plantFromRow(this.stmt.getPlant.get(plant.id)!);
-    return existing.name === plant.name && existing.tag === plant.tag
-      ? { kind: 'identical' }
-      : { kind: 'conflict', existing };
+    return (await this.writer.submit({ kind: 'createPlants', plants })) as CreateOutcome[];
   }
 
   async getPlant(id: bigint): Promise<PlantRecord | undefined> {
@@ -119,25 +78,15 @@ export class SqliteStore implements Store {
   }
 
   async replacePlant(plant: PlantRecord): Promise<boolean> {
-    return this.stmt.replacePlant.run(plant.name, plant.tag ?? null, plant.id).changes === 1;
+    return (await this.writer.submit({ kind: 'replacePlant', plant })) as boolean;
   }
 
   async deletePlant(id: bigint): Promise<PlantRecord | undefined> {
-    const row = this.stmt.deletePlant.get(id);
-    return row && plantFromRow(row);
+    return (await this.writer.submit({ kind: 'deletePlant', id })) as PlantRecord | undefined;
   }
 
-  async insertToken(t: TokenRecord): Promise<void> {
-    this.stmt.insertToken.run(
-      t.id,
-      t.name,
-      t.hash,
-      t.prefix,
-      t.scopes.join(' '),
-      t.createdAt.getTime(),
-      t.expiresAt?.getTime() ?? null,
-      t.revokedAt?.getTime() ?? null,
-    );
+  async insertToken(token: TokenRecord): Promise<void> {
+    await this.writer.submit({ kind: 'insertToken', token });
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
@@ -154,28 +103,11 @@ export class SqliteStore implements Store {
   }
 
   async revokeToken(id: string, at: Date): Promise<boolean> {
-    return this.stmt.revokeToken.run(at.getTime(), id).changes === 1;
+    return (await this.writer.submit({ kind: 'revokeToken', id, at })) as boolean;
   }
 
   async close(): Promise<void> {
+    await this.writer.close();
     if (this.db.open) this.db.close();
   }
-}
-
-function plantFromRow(row: PlantRow): PlantRecord {
-  return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
-}
-
-function tokenFromRow(row: TokenRow): TokenRecord {
-  const date = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)));
-  return {
-    id: row.id,
-    name: row.name,
-    hash: row.hash,
-    prefix: row.prefix,
-    scopes: row.scopes.split(' ').filter(Boolean) as Scope[],
-    createdAt: new Date(Number(row.created_at)),
-    expiresAt: date(row.expires_at),
-    revokedAt: date(row.revoked_at),
-  };
 }

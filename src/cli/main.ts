@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { serve } from '../server.js';
+import { backupCommands } from './backup-commands.js';
 import { migrateCommand } from './migrate-command.js';
 import { tokenCommands } from './token-commands.js';
 import { fail } from './output.js';
@@ -19,6 +20,7 @@ program
 
 migrateCommand(program);
 tokenCommands(program);
+backupCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);

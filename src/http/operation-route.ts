@@ -1,7 +1,7 @@
 import type { FastifyInstance, RouteHandlerMethod, RouteOptions } from 'fastify';
 import { requireScope } from '../auth/authenticate.js';
 import type { ApiDocument } from '../openapi/document.js';
-import { requestSchema } from '../openapi/request-schema.js';
+import { parametersSchema, requestSchema } from '../openapi/request-schema.js';
 import type { Store } from '../store/store.js';
 import { requireJsonContentType } from './json-body.js';
 
@@ -27,11 +27,15 @@ export function operationRoute(
   const responses = Object.fromEntries(
     Object.entries(op.responses).filter((entry): entry is [string, Record<string, unknown>] => !!entry[1]),
   );
+  const params = parametersSchema(op.parameters, 'path');
+  const querystring = parametersSchema(op.parameters, 'query');
   const route: RouteOptions = {
     method: op.method,
     url: op.path.replace(/\{([^}]+)\}/g, ':$1'),
     schema: {
       ...(op.requestBody && { body: requestSchema(op.requestBody) }),
+      ...(params && { params }),
+      ...(querystring && { querystring }),
       ...(!options.rawResponse && { response: responses }),
     },
     handler,

@@ -13,12 +13,19 @@ export function isInt64(value: unknown): value is number | bigint {
 
 /** One Ajv for every request part. No coercion: `"1"` is not an integer, and nothing is altered. */
 export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: false, coerceTypes: false, useDefaults: false, strict: true });
+  const ajv = new Ajv2020({ allErrors: false, coerceTypes: false, useDefaults: true, strict: true });
   ajv.addKeyword({
     keyword: 'int64',
     schemaType: 'boolean',
     errors: false,
     validate: (_schema: boolean, data: unknown) => isInt64(data),
+  });
+  ajv.addKeyword({
+    keyword: 'decimalInteger',
+    schemaType: 'object',
+    modifying: true,
+    errors: true,
+    validate: decimalInteger,
   });
   ajv.addFormat('int32', {
     type: 'number',
@@ -26,6 +33,36 @@ export function createAjv(): Ajv2020 {
   });
   ajv.addVocabulary(['example']);
   return ajv;
+}
+
+interface DecimalIntegerSchema {
+  min: string;
+  max: string;
+  bigint: boolean;
+}
+
+/** Checks a path or query value and replaces the text with the number it spells. */
+function decimalInteger(
+  this: unknown,
+  schema: DecimalIntegerSchema,
+  data: unknown,
+  _parent?: unknown,
+  cxt?: { parentData: Record<string, unknown>; parentDataProperty: string | number },
+): boolean {
+  const self = decimalInteger as unknown as { errors: unknown[] };
+  if (
+    typeof data !== 'string' ||
+    !/^-?[0-9]{1,20}$/.test(data) ||
+    BigInt(data) < BigInt(schema.min) ||
+    BigInt(data) > BigInt(schema.max)
+  ) {
+    self.errors = [
+      { keyword: 'decimalInteger', message: `must be an integer from ${schema.min} to ${schema.max}`, params: schema },
+    ];
+    return false;
+  }
+  if (cxt) cxt.parentData[cxt.parentDataProperty] = schema.bigint ? BigInt(data) : Number(data);
+  return true;
 }
 
 const NUL_PATTERN = '^[^\\u0000]*$';
@@ -47,6 +84,8 @@ export function validationError(errors: ErrorObject[], part: string): HttpError 
         return `${field} must be ${p.type === 'object' ? 'a JSON object' : `a ${p.type}`}`;
       case 'int64':
         return `${field} must be an integer from ${INT64_MIN} to ${INT64_MAX}`;
+      case 'decimalInteger':
+        return `${field} must be an integer from ${p.min} to ${p.max}, in decimal digits`;
       case 'minLength':
         return `${field} must have at least ${chars(p.limit)}`;
       case 'maxLength':

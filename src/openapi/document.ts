@@ -25,7 +25,7 @@ export interface ApiDocument {
   paths: { path: string; pattern: RegExp; methods: string[] }[];
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
 export function loadDocument(path: URL = documentPath): ApiDocument {
   const raw = parse(readFileSync(path, 'utf8')) as JsonObject;
@@ -47,7 +47,10 @@ export function loadDocument(path: URL = documentPath): ApiDocument {
         operationId: op.operationId as string,
         scopes: bearer ? (bearer.bearerAuth ?? []) : undefined,
         requestBody: content?.['application/json']?.schema as JsonObject | undefined,
-        parameters: (op.parameters as JsonObject[] | undefined) ?? [],
+        parameters: [
+          ...((item.parameters as JsonObject[] | undefined) ?? []),
+          ...((op.parameters as JsonObject[] | undefined) ?? []),
+        ],
         responses: Object.fromEntries(
           Object.entries(op.responses as Record<string, JsonObject>).map(([status, r]) => [
             status,

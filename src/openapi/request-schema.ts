@@ -1,8 +1,8 @@
 import type { JsonObject } from './document.js';
 
 /**
- * Request schemas are the document's schemas with one change: an int64 cannot be checked by
- * JSON Schema's `type: integer` because exact int64 values past 2^53 arrive as bigint (see
+ * Request body schemas are the document's schemas with one change: an int64 cannot be checked
+ * by JSON Schema's `type: integer` because exact int64 values past 2^53 arrive as bigint (see
  * json/read-json.ts). Such nodes become the `int64` keyword, which accepts safe-integer numbers
  * and in-range bigints. Everything else is passed through untouched.
  */
@@ -15,4 +15,36 @@ export function requestSchema(schema: unknown): unknown {
     return { ...rest, int64: true };
   }
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, requestSchema(v)]));
+}
+
+const RANGES: Record<string, [bigint, bigint]> = {
+  int32: [-(2n ** 31n), 2n ** 31n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+};
+
+/**
+ * Path and query values arrive as text. An integer there is plain decimal digits with an
+ * optional minus, nothing else (no `1e3`, no `+1`, no spaces), so `type: integer` becomes the
+ * `decimalInteger` keyword, which checks the digits and the range and hands the handler a
+ * number (int32) or an exact bigint (int64).
+ */
+export function parametersSchema(parameters: JsonObject[], location: 'path' | 'query'): JsonObject | undefined {
+  const mine = parameters.filter((p) => p.in === location);
+  if (mine.length === 0) return undefined;
+  const properties: JsonObject = {};
+  for (const p of mine) properties[p.name as string] = parameterSchema(p.schema as JsonObject);
+  const required = mine.filter((p) => p.required).map((p) => p.name as string);
+  return { type: 'object', properties, ...(required.length && { required }) };
+}
+
+function parameterSchema(schema: JsonObject): JsonObject {
+  if (schema.type !== 'integer') return schema;
+  const format = schema.format === 'int32' ? 'int32' : 'int64';
+  const [lo, hi] = RANGES[format]!;
+  const min = schema.minimum === undefined ? lo : BigInt(schema.minimum as number);
+  const max = schema.maximum === undefined ? hi : BigInt(schema.maximum as number);
+  return {
+    ...(schema.default !== undefined && { default: String(schema.default) }),
+    decimalInteger: { min: String(min), max: String(max), bigint: format === 'int64' },
+  };
 }

@@ -42,6 +42,15 @@ export interface Store {
   ping(): Promise<void>;
   /** Creates the plant unless its id exists: then reports whether the stored one is identical. */
   createPlant(plant: PlantRecord): Promise<CreateOutcome>;
+  /** Many creations in one transaction (import); one outcome per plant, in order. */
+  createPlants(plants: PlantRecord[]): Promise<CreateOutcome[]>;
+  getPlant(id: bigint): Promise<PlantRecord | undefined>;
+  /** Up to `limit` plants with an id greater than `after`, by id ascending; O(limit) whatever the store holds. */
+  listPlants(after: bigint | undefined, limit: number): Promise<PlantRecord[]>;
+  /** Replaces name and tag; resolves to false when no plant has this id. */
+  replacePlant(plant: PlantRecord): Promise<boolean>;
+  /** Resolves to the deleted plant, or undefined when there was none. */
+  deletePlant(id: bigint): Promise<PlantRecord | undefined>;
 
   insertToken(token: TokenRecord): Promise<void>;
   findTokenByHash(hash: string): Promise<TokenRecord | undefined>;

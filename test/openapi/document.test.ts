@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadDocument } from '../../src/openapi/document.js';
-import { requestSchema } from '../../src/openapi/request-schema.js';
+import { parametersSchema, requestSchema } from '../../src/openapi/request-schema.js';
 
 describe('the OpenAPI document', () => {
   const doc = loadDocument();
@@ -17,15 +17,46 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(add.responses['400'], schemas.Error);
     assert.deepEqual(add.requestBody, {
       ...(schemas.NewPlant as object),
-      allOf: [schemas.Plant, (schemas.NewPlant as { allOf: unknown[] }).allOf[1]],
+      allOf: [(schemas.NewPlant as { allOf: unknown[] }).allOf[0], schemas.Plant],
     });
   });
 
   it('lists every path with its methods for 404/405 answers', () => {
     const plants = doc.paths.find((p) => p.path === '/plants');
-    assert.deepEqual(plants?.methods, ['POST']);
+    assert.deepEqual(plants?.methods, ['GET', 'POST']);
+    const one = doc.paths.find((p) => p.path === '/plants/{id}');
+    assert.deepEqual(one?.methods, ['GET', 'PUT', 'DELETE']);
+    assert.ok(one?.pattern.test('/plants/12') && !one.pattern.test('/plants/12/x'));
     assert.ok(plants?.pattern.test('/plants'));
     assert.ok(!plants?.pattern.test('/plants/'));
+  });
+
+  it('merges path-level parameters into each operation', () => {
+    for (const id of ['getPlant', 'replacePlant', 'deletePlant']) {
+      assert.deepEqual(
+        doc.operations.get(id)?.parameters.map((p) => p.name),
+        ['id'],
+        id,
+      );
+    }
+    assert.deepEqual(
+      doc.operations.get('listPlants')?.parameters.map((p) => p.name),
+      ['limit', 'after'],
+    );
+  });
+
+  it('turns path and query integers into decimal-digit checks with their ranges', () => {
+    const list = doc.operations.get('listPlants')!;
+    assert.deepEqual(parametersSchema(list.parameters, 'query'), {
+      type: 'object',
+      properties: {
+        limit: { default: '20', decimalInteger: { min: '1', max: '1000', bigint: false } },
+        after: {
+          decimalInteger: { min: '-9223372036854775808', max: '9223372036854775807', bigint: true },
+        },
+      },
+    });
+    assert.equal(parametersSchema(list.parameters, 'path'), undefined);
   });
 
   it('turns int64 integers into the exact int64 keyword for request validation only', () => {

@@ -15,6 +15,8 @@ describe('the conformance check used by every HTTP test', () => {
     assert.deepEqual(checkResponse('POST', '/plants', json(200, { name: 'a' })), []);
     assert.deepEqual(checkResponse('POST', '/plants', json(409, { error: 409, message: 'x' })), []);
     assert.deepEqual(checkResponse('GET', '/nope', json(404, { error: 404, message: 'x' })), []);
+    assert.deepEqual(checkResponse('GET', '/plants', json(200, [{ id: 1, name: 'a' }])), []);
+    assert.deepEqual(checkResponse('PATCH', '/plants/1', json(405, { error: 405, message: 'x' })), []);
   });
 
   it('bites on an undeclared status, a wrong body, a wrong error field and a non-JSON error', () => {
@@ -31,6 +33,7 @@ describe('the conformance check used by every HTTP test', () => {
       }),
       [],
     );
-    assert.notDeepEqual(checkResponse('GET', '/plants', json(200, [])), [], 'GET /plants is not an operation yet');
+    assert.notDeepEqual(checkResponse('GET', '/plants', json(200, [{ name: 'no id' }])), []);
+    assert.notDeepEqual(checkResponse('PATCH', '/plants/1', json(404, { error: 404, message: 'x' })), []);
   });
 });

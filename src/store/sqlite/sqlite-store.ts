@@ -11,6 +11,12 @@ import {
 } from '../store.js';
 import { sqliteMigrations } from './migrations.js';
 
+interface PlantRow {
+  id: bigint;
+  name: string;
+  tag: string | null;
+}
+
 interface TokenRow {
   id: string;
   name: string;
@@ -52,9 +58,13 @@ export class SqliteStore implements Store {
   private prepare() {
     return {
       insertPlant: this.db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
-      getPlant: this.db.prepare<[bigint], { id: bigint; name: string; tag: string | null }>(
-        'SELECT id, name, tag FROM plants WHERE id = ?',
+      getPlant: this.db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?'),
+      listFirst: this.db.prepare<[number], PlantRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
+      listAfter: this.db.prepare<[bigint, number], PlantRow>(
+        'SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?',
       ),
+      replacePlant: this.db.prepare('UPDATE plants SET name = ?, tag = ? WHERE id = ?'),
+      deletePlant: this.db.prepare<[bigint], PlantRow>('DELETE FROM plants WHERE id = ? RETURNING id, name, tag'),
       insertToken: this.db.prepare(
         'INSERT INTO tokens (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -82,18 +92,39 @@ export class SqliteStore implements Store {
   }
 
   async createPlant(plant: PlantRecord): Promise<CreateOutcome> {
-    return this.db
-      .transaction((): CreateOutcome => {
-        const { changes } = this.stmt.insertPlant.run(plant.id, plant.name, plant.tag ?? null);
-        if (changes === 1) return { kind: 'created' };
-        const row = this.stmt.getPlant.get(plant.id);
-        if (!row) throw new Error('plant vanished inside a transaction');
-        const existing: PlantRecord = { id: row.id, name: row.name, ...(row.tag === null ? {} : { tag: row.tag }) };
-        return existing.name === plant.name && existing.tag === plant.tag
-          ? { kind: 'identical' }
-          : { kind: 'conflict', existing };
-      })
-      .immediate();
+    return this.db.transaction(() => this.insertOne(plant)).immediate();
+  }
+
+  async createPlants(plants: PlantRecord[]): Promise<CreateOutcome[]> {
+    return this.db.transaction(() => plants.map((p) => this.insertOne(p))).immediate();
+  }
+
+  private insertOne(plant: PlantRecord): CreateOutcome {
+    const { changes } = this.stmt.insertPlant.run(plant.id, plant.name, plant.tag ?? null);
+    if (changes === 1) return { kind: 'created' };
+    const existing = plantFromRow(this.stmt.getPlant.get(plant.id)!);
+    return existing.name === plant.name && existing.tag === plant.tag
+      ? { kind: 'identical' }
+      : { kind: 'conflict', existing };
+  }
+
+  async getPlant(id: bigint): Promise<PlantRecord | undefined> {
+    const row = this.stmt.getPlant.get(id);
+    return row && plantFromRow(row);
+  }
+
+  async listPlants(after: bigint | undefined, limit: number): Promise<PlantRecord[]> {
+    const rows = after === undefined ? this.stmt.listFirst.all(limit) : this.stmt.listAfter.all(after, limit);
+    return rows.map(plantFromRow);
+  }
+
+  async replacePlant(plant: PlantRecord): Promise<boolean> {
+    return this.stmt.replacePlant.run(plant.name, plant.tag ?? null, plant.id).changes === 1;
+  }
+
+  async deletePlant(id: bigint): Promise<PlantRecord | undefined> {
+    const row = this.stmt.deletePlant.get(id);
+    return row && plantFromRow(row);
   }
 
   async insertToken(t: TokenRecord): Promise<void> {
@@ -129,6 +160,10 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
+}
+
+function plantFromRow(row: PlantRow): PlantRecord {
+  return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
 }
 
 function tokenFromRow(row: TokenRow): TokenRecord {

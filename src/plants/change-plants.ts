@@ -1,0 +1,28 @@
+import { HttpError } from '../http/http-error.js';
+import type { PlantRecord, Store } from '../store/store.js';
+import { toPlant, type Plant } from './create-plant.js';
+import { plantNotFound } from './read-plants.js';
+
+/** A PUT body, validated against PlantReplacement: its optional id is exact when present. */
+export interface PlantReplacementInput {
+  id?: number | bigint;
+  name: string;
+  tag?: string;
+}
+
+/** Replaces the name and tag of an existing plant; a tag absent from the body is removed. */
+export async function replacePlant(store: Store, id: bigint, input: PlantReplacementInput): Promise<Plant> {
+  if (input.id !== undefined && BigInt(input.id) !== id) {
+    throw new HttpError(400, `id in the body (${input.id}) must equal the id in the path (${id})`);
+  }
+  const plant: PlantRecord = { id, name: input.name, ...(input.tag !== undefined && { tag: input.tag }) };
+  if (!(await store.replacePlant(plant))) throw plantNotFound(id);
+  return toPlant(plant);
+}
+
+/** Deletes a plant; its id may be created again afterwards. */
+export async function deletePlant(store: Store, id: bigint): Promise<PlantRecord> {
+  const deleted = await store.deletePlant(id);
+  if (!deleted) throw plantNotFound(id);
+  return deleted;
+}

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
 import { clientErrorHandler, errorHandler } from './http/errors.js';
 import { HttpError } from './http/http-error.js';
@@ -11,6 +11,20 @@ import { createAjv, validationError } from './http/validation.js';
 import { loggerOptions, redactUrl } from './log.js';
 import { loadDocument, type ApiDocument } from './openapi/document.js';
 import type { Store } from './store/store.js';
+
+/** The one log line of a request. */
+function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  request.log.info(
+    {
+      method: request.method,
+      url: redactUrl(request.url),
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      ...(request.principal && { tokenId: request.principal.id }),
+    },
+    'request',
+  );
+}
 
 export interface AppDeps {
   config: Config;
@@ -34,8 +48,10 @@ export async function buildApp({ config, store, doc = loadDocument() }: AppDeps)
     // Node only checks headersTimeout every connectionsCheckingInterval (30 s by default).
     http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
     clientErrorHandler,
+    // Requests refused before routing (a malformed URL) skip the hooks: header and log line here.
     frameworkErrors: (err, request, reply) => {
       reply.header('x-request-id', request.id);
+      reply.raw.once('finish', () => logRequest(request, reply));
       return errorHandler(err, request, reply);
     },
     schemaErrorFormatter: (errors, part) => validationError(errors, part),
@@ -58,18 +74,7 @@ export async function buildApp({ config, store, doc = loadDocument() }: AppDeps)
     }
   });
   app.addHook('onRequest', routeNotFound(doc));
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: redactUrl(request.url),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        ...(request.principal && { tokenId: request.principal.id }),
-      },
-      'request',
-    );
-  });
+  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
 
   const deps = { doc, store };
   plantRoutes(app, deps);

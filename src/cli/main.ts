@@ -7,9 +7,7 @@ import { migrateCommand } from './migrate-command.js';
 import { tokenCommands } from './token-commands.js';
 import { fail } from './output.js';
 
-const program = new Command('plant-store')
-  .description('The Plant Store service and its administration commands.')
-  .showHelpAfterError('(run with --help for usage)');
+const program = new Command('plant-store').description('The Plant Store service and its administration commands.');
 
 program
   .command('serve')

@@ -2,7 +2,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { readJson, JsonReadError } from '../json/read-json.js';
 import { HttpError } from './http-error.js';
 
-const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+/** `application/json`, with any parameters, as long as a charset (if given) is UTF-8. */
+function isJsonMediaType(type: string): boolean {
+  const [essence, ...params] = type.split(';');
+  if (essence?.trim().toLowerCase() !== 'application/json') return false;
+  return params.every((p) => {
+    const [name, value = ''] = p.split('=');
+    return name?.trim().toLowerCase() !== 'charset' || value.trim().replace(/^"|"$/g, '').toLowerCase() === 'utf-8';
+  });
+}
 
 /**
  * Replaces Fastify's JSON parsing with the strict, exact reader: one I-JSON object, int64 kept
@@ -30,7 +38,7 @@ export async function requireJsonContentType(request: FastifyRequest): Promise<v
     (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   const type = headers['content-type'];
   if (type === undefined && !hasBody) return;
-  if (type === undefined || !JSON_MEDIA_TYPE.test(type)) {
+  if (type === undefined || !isJsonMediaType(type)) {
     throw new HttpError(415, 'Content-Type must be application/json (charset=utf-8 is allowed)');
   }
 }

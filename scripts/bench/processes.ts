@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export interface Running {
+  url: string;
+  proc: ChildProcess;
+  /** Milliseconds from spawn to the "listening" log line. */
+  readyMs: number;
+  stop(): Promise<void>;
+  rssMb(): number;
+  loopDelay(): Promise<{ p50: number; p99: number; max: number } | undefined>;
+  resetLoopDelay(): void;
+}
+
+/** Starts the built service (`plant-store serve`) on an ephemeral port, with the loop probe preloaded. */
+export function startService(env: Record<string, string>): Promise<Running> {
+  return start(
+    [
+      '--import',
+      `${ROOT}scripts/bench/loop-probe.mjs`,
+      `${ROOT}dist/cli/main.js`,
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+    ],
+    env,
+    true,
+  );
+}
+
+export function startBaseline(): Promise<Running> {
+  return start([`${ROOT}scripts/bench/baseline-server.mjs`], {}, false);
+}
+
+async function start(args: string[], env: Record<string, string>, probed: boolean): Promise<Running> {
+  const started = performance.now();
+  const proc = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const lines = createInterface({ input: proc.stdout! });
+  let stderr = '';
+  proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (!line.includes('plant-store listening')) return;
+      resolve((JSON.parse(line) as { url: string }).url);
+    });
+    proc.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+  });
+  const readyMs = performance.now() - started;
+  // Keep draining stdout (one log line per request) so the server never blocks on a full pipe.
+  proc.stdout!.resume();
+  return {
+    url,
+    proc,
+    readyMs,
+    async stop() {
+      if (proc.exitCode !== null) return;
+      proc.kill('SIGTERM');
+      await once(proc, 'exit');
+    },
+    rssMb: () => rssMb(proc.pid!),
+    resetLoopDelay: () => probed && proc.connected && proc.send('eld-reset'),
+    async loopDelay() {
+      if (!probed || !proc.connected) return undefined;
+      proc.send('eld-report');
+      const [m] = (await once(proc, 'message')) as [{ eld: { p50: number; p99: number; max: number } }];
+      return m.eld;
+    },
+  };
+}
+
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}

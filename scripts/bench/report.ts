@@ -1,0 +1,20 @@
+/** Prints rows as an aligned plain-text table. */
+export function table(header: string[], rows: (string | number)[][]): void {
+  const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)));
+  const line = (r: (string | number)[]) => r.map((c, i) => String(c).padStart(widths[i]!)).join('  ');
+  console.log(line(cells[0]!));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of cells.slice(1)) console.log(line(r));
+}
+
+export function fmt(n: number): string {
+  if (!Number.isFinite(n)) return '-';
+  return Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2);
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};

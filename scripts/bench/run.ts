@@ -1,0 +1,123 @@
+// `npm run bench`: Plant Store against a bare node:http baseline, measured in one run on one
+// machine, so the ratios hold even where absolute figures drift. See docs/performance.md.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { load, type LoadResult } from './load.js';
+import { startBaseline, startService, type Running } from './processes.js';
+import { fmt, median, table } from './report.js';
+import { seedStore, seededId } from './seed.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const BIG = Number(process.env.BENCH_BIG_STORE ?? 1_000_000);
+const CONNECTIONS = 50;
+const token = `pst_${randomBytes(32).toString('base64url')}`;
+const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
+const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+
+let nextId = 1;
+const createBody = () => ({ path: '/plants', body: `{"id":${nextId++},"name":"Monstera","tag":"tropical"}` });
+
+async function writes(): Promise<void> {
+  console.log(`\n## POST /plants, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, A/B interleaved\n`);
+  const service = await startService({ DATABASE_URL: `sqlite:${join(dir, 'writes.db')}`, PLANT_STORE_TOKEN: token });
+  const baseline = await startBaseline();
+  const spec = { method: 'POST' as const, headers: auth, next: createBody, seconds: SECONDS, connections: CONNECTIONS };
+  await load(service, { ...spec, seconds: 1 }); // warm-up: JIT, first pages of the store
+  await load(baseline, { ...spec, seconds: 1 });
+  const rows: (string | number)[][] = [];
+  const ratios: number[] = [];
+  const mine: LoadResult[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const a = await load(service, spec);
+    const b = await load(baseline, spec);
+    mine.push(a);
+    ratios.push(a.rps / b.rps);
+    rows.push(row(`${round} plant-store`, a), row(`${round} baseline`, b));
+  }
+  table(['round / server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'], rows);
+  console.log(
+    `\nratio to baseline (median of rounds): ${fmt(median(ratios))}x  (target >= 0.6)` +
+      `\nplant-store p99 (median of rounds): ${fmt(median(mine.map((r) => r.p99)))} ms  (target <= 10)` +
+      `\npeak RSS: ${fmt(Math.max(...mine.map((r) => r.peakRssMb)))} MB  (target < 150)`,
+  );
+  await service.stop();
+  await baseline.stop();
+}
+
+const row = (label: string, r: LoadResult) => [
+  label,
+  r.rps,
+  r.p50,
+  r.p99,
+  r.errors,
+  r.non2xx,
+  r.peakRssMb,
+  r.loopP99 ?? '-',
+];
+
+async function reads(): Promise<void> {
+  console.log(`\n## Reads on a store of 1,000 and of ${BIG.toLocaleString('en')} plants, ${SECONDS} s each\n`);
+  const rows: (string | number)[][] = [];
+  const results: Record<string, LoadResult> = {};
+  for (const size of [1000, BIG]) {
+    const path = join(dir, `reads-${size}.db`);
+    const seeding = performance.now();
+    await seedStore(path, size, token);
+    console.log(`seeded ${size.toLocaleString('en')} plants in ${fmt((performance.now() - seeding) / 1000)} s`);
+    const service = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: token });
+    const random = () => seededId(Math.floor(Math.random() * size));
+    const specs = {
+      'GET /plants/{id}': () => ({ path: `/plants/${random()}` }),
+      'GET /plants?limit=100&after=': () => ({ path: `/plants?limit=100&after=${random()}` }),
+    };
+    for (const [name, next] of Object.entries(specs)) {
+      await load(service, { method: 'GET', headers: auth, next, seconds: 1, connections: CONNECTIONS });
+      const r = await load(service, { method: 'GET', headers: auth, next, seconds: SECONDS, connections: CONNECTIONS });
+      results[`${name} ${size}`] = r;
+      rows.push([`${name} (${size.toLocaleString('en')})`, r.rps, r.p50, r.p99, r.errors, r.non2xx, r.peakRssMb]);
+    }
+    await service.stop();
+  }
+  table(['operation (store size)', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB'], rows);
+  for (const name of ['GET /plants/{id}', 'GET /plants?limit=100&after=']) {
+    const small = results[`${name} 1000`]!;
+    const big = results[`${name} ${BIG}`]!;
+    console.log(
+      `${name}: time per request on ${BIG.toLocaleString('en')} / on 1,000 = ${fmt(small.rps / big.rps)}x  (target <= 1.5)`,
+    );
+  }
+}
+
+async function startup(): Promise<void> {
+  console.log('\n## Start to ready (listening, store open, migrations done), median of 3\n');
+  const rows: (string | number)[][] = [];
+  for (const [label, file, fresh] of [
+    ['fresh store', 'fresh', true],
+    [`${BIG.toLocaleString('en')} plants`, `reads-${BIG}.db`, false],
+  ] as const) {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const path = join(dir, fresh ? `fresh-${i}.db` : file);
+      const s: Running = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: token });
+      times.push(s.readyMs);
+      await s.stop();
+    }
+    rows.push([label, median(times)]);
+  }
+  table(['store', 'ready ms'], rows);
+  console.log('(target < 500 ms)');
+}
+
+console.log(
+  `# Plant Store benchmark — ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+);
+try {
+  await writes();
+  await reads();
+  await startup();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,10 +1,12 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
+import { cachedTokenLookup } from './auth/token-cache.js';
 import { clientErrorHandler, errorHandler } from './http/errors.js';
 import { HttpError } from './http/http-error.js';
 import { registerJsonBody } from './http/json-body.js';
 import { requestId } from './http/request-id.js';
 import { routeNotFound } from './http/routing.js';
+import { cachedSerializerCompiler } from './http/serialization.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { plantRoutes } from './http/routes/plants.js';
 import { createAjv, validationError } from './http/validation.js';
@@ -58,7 +60,15 @@ export async function buildApp({ config, store, doc = loadDocument() }: AppDeps)
   });
 
   const ajv = createAjv();
-  app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+  // Compiled once per distinct schema: the {id} path parameter serves three operations.
+  const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+  app.setValidatorCompiler(({ schema }) => {
+    const key = JSON.stringify(schema);
+    let validate = validators.get(key);
+    if (!validate) validators.set(key, (validate = ajv.compile(schema)));
+    return validate;
+  });
+  app.setSerializerCompiler(cachedSerializerCompiler());
   app.setErrorHandler(errorHandler);
   registerJsonBody(app, config.bodyLimit);
 
@@ -76,7 +86,7 @@ export async function buildApp({ config, store, doc = loadDocument() }: AppDeps)
   app.addHook('onRequest', routeNotFound(doc));
   app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
 
-  const deps = { doc, store };
+  const deps = { doc, store, findToken: cachedTokenLookup(store) };
   plantRoutes(app, deps);
   operationsRoutes(app, deps);
   return app;

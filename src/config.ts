@@ -1,68 +1,7 @@
-import { z } from 'zod';
 import { isWellFormedToken } from './auth/tokens.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-const int = (name: string, min: number, max: number, fallback: number) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === '') return fallback;
-      const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
-      if (!(n >= min && n <= max)) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be an integer from ${min} to ${max} (got "${v}")` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
-const databaseUrl = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    const url = v === undefined || v === '' ? 'sqlite:./data/plant-store.db' : v;
-    if (url === 'sqlite::memory:') {
-      ctx.addIssue({ code: 'custom', message: 'DATABASE_URL sqlite::memory: is not durable; give a file path' });
-      return z.NEVER;
-    }
-    if (/^sqlite:.+/.test(url)) return url;
-    ctx.addIssue({
-      code: 'custom',
-      message: `DATABASE_URL must be sqlite:<path> (got "${url.replace(/\/\/[^@/]*@/, '//***@')}")`,
-    });
-    return z.NEVER;
-  });
-
-const storeSchema = z.object({ DATABASE_URL: databaseUrl });
-
-const serveSchema = storeSchema.extend({
-  PORT: int('PORT', 0, 65535, 3000),
-  HOST: z
-    .string()
-    .optional()
-    .transform((v) => v || '0.0.0.0'),
-  LOG_LEVEL: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      const level = v || 'info';
-      if ((LOG_LEVELS as readonly string[]).includes(level)) return level as (typeof LOG_LEVELS)[number];
-      ctx.addIssue({ code: 'custom', message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${v}")` });
-      return z.NEVER;
-    }),
-  PLANT_STORE_TOKEN: z
-    .string()
-    .optional()
-    .refine((v) => v === undefined || (v.length >= 20 && isWellFormedToken(v)), {
-      message: 'PLANT_STORE_TOKEN must be 20 to 512 characters of A-Z a-z 0-9 - . _ ~ + / (optionally ending in =)',
-    }),
-  BODY_LIMIT_BYTES: int('BODY_LIMIT_BYTES', 2, 1024 * 1024 * 64, 16 * 1024),
-  HEADERS_TIMEOUT_MS: int('HEADERS_TIMEOUT_MS', 1, 3_600_000, 10_000),
-  REQUEST_TIMEOUT_MS: int('REQUEST_TIMEOUT_MS', 1, 3_600_000, 30_000),
-  KEEP_ALIVE_TIMEOUT_MS: int('KEEP_ALIVE_TIMEOUT_MS', 1, 3_600_000, 5_000),
-  SHUTDOWN_TIMEOUT_MS: int('SHUTDOWN_TIMEOUT_MS', 1, 3_600_000, 10_000),
-});
+type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface StoreConfig {
   databaseUrl: string;
@@ -71,7 +10,7 @@ export interface StoreConfig {
 export interface Config extends StoreConfig {
   port: number;
   host: string;
-  logLevel: (typeof LOG_LEVELS)[number];
+  logLevel: LogLevel;
   bootstrapToken: string | undefined;
   bodyLimit: number;
   headersTimeoutMs: number;
@@ -85,34 +24,60 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-function parse<S extends z.ZodType>(schema: S, input: Record<string, string | undefined>): z.output<S> {
-  const result = schema.safeParse(input);
-  if (!result.success) throw new ConfigError(result.error.issues[0]?.message ?? 'invalid configuration');
-  return result.data;
+type Env = Record<string, string | undefined>;
+
+// Each reader takes one setting and either returns its typed value or throws the one line
+// that names it. Empty counts as unset, as shells make it easy to export an empty variable.
+function int(env: Env, name: string, min: number, max: number, fallback: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+  if (!(n >= min && n <= max)) throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${v}")`);
+  return n;
 }
 
-export function loadStoreConfig(env: NodeJS.ProcessEnv): StoreConfig {
-  return { databaseUrl: parse(storeSchema, env).DATABASE_URL };
+function databaseUrl(env: Env): string {
+  const url = env.DATABASE_URL || 'sqlite:./data/plant-store.db';
+  if (url === 'sqlite::memory:') throw new ConfigError('DATABASE_URL sqlite::memory: is not durable; give a file path');
+  if (/^sqlite:.+/.test(url)) return url;
+  throw new ConfigError(`DATABASE_URL must be sqlite:<path> (got "${url.replace(/\/\/[^@/]*@/, '//***@')}")`);
+}
+
+function logLevel(env: Env): LogLevel {
+  const level = env.LOG_LEVEL || 'info';
+  if ((LOG_LEVELS as readonly string[]).includes(level)) return level as LogLevel;
+  throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${level}")`);
+}
+
+function bootstrapToken(env: Env): string | undefined {
+  const v = env.PLANT_STORE_TOKEN;
+  if (v === undefined || (v.length >= 20 && isWellFormedToken(v))) return v;
+  throw new ConfigError(
+    'PLANT_STORE_TOKEN must be 20 to 512 characters of A-Z a-z 0-9 - . _ ~ + / (optionally ending in =)',
+  );
+}
+
+export function loadStoreConfig(env: Env): StoreConfig {
+  return { databaseUrl: databaseUrl(env) };
 }
 
 /** Reads the environment once; flags (`serve --port 8080`) win over the environment. */
-export function loadConfig(env: NodeJS.ProcessEnv, flags: { port?: string; host?: string } = {}): Config {
-  const input = {
+export function loadConfig(env: Env, flags: { port?: string; host?: string } = {}): Config {
+  const e: Env = {
     ...env,
     ...(flags.port !== undefined && { PORT: flags.port }),
     ...(flags.host !== undefined && { HOST: flags.host }),
   };
-  const c = parse(serveSchema, input);
   return {
-    databaseUrl: c.DATABASE_URL,
-    port: c.PORT,
-    host: c.HOST,
-    logLevel: c.LOG_LEVEL,
-    bootstrapToken: c.PLANT_STORE_TOKEN,
-    bodyLimit: c.BODY_LIMIT_BYTES,
-    headersTimeoutMs: c.HEADERS_TIMEOUT_MS,
-    requestTimeoutMs: c.REQUEST_TIMEOUT_MS,
-    keepAliveTimeoutMs: c.KEEP_ALIVE_TIMEOUT_MS,
-    shutdownTimeoutMs: c.SHUTDOWN_TIMEOUT_MS,
+    databaseUrl: databaseUrl(e),
+    port: int(e, 'PORT', 0, 65535, 3000),
+    host: e.HOST || '0.0.0.0',
+    logLevel: logLevel(e),
+    bootstrapToken: bootstrapToken(e),
+    bodyLimit: int(e, 'BODY_LIMIT_BYTES', 2, 64 * 1024 * 1024, 16 * 1024),
+    headersTimeoutMs: int(e, 'HEADERS_TIMEOUT_MS', 1, 3_600_000, 10_000),
+    requestTimeoutMs: int(e, 'REQUEST_TIMEOUT_MS', 1, 3_600_000, 30_000),
+    keepAliveTimeoutMs: int(e, 'KEEP_ALIVE_TIMEOUT_MS', 1, 3_600_000, 5_000),
+    shutdownTimeoutMs: int(e, 'SHUTDOWN_TIMEOUT_MS', 1, 3_600_000, 10_000),
   };
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/http-error.js';
-import type { Store, TokenRecord } from '../store/store.js';
+import type { TokenRecord } from '../store/store.js';
+import type { FindToken } from './token-cache.js';
 import { hashToken, isActive, isWellFormedToken } from './tokens.js';
 
 const REALM = 'Bearer realm="plant-store"';
@@ -22,7 +23,7 @@ function unauthorized(message: string, invalidToken: boolean): HttpError {
  * An onRequest hook: it runs before the body is read, so a caller without a credential never
  * gets the body parsed and learns nothing about the data or the schema.
  */
-export function requireScope(store: Store, scope: string | undefined) {
+export function requireScope(findToken: FindToken, scope: string | undefined) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (header === undefined || header === '') throw unauthorized('a bearer token is required', false);
@@ -33,7 +34,7 @@ export function requireScope(store: Store, scope: string | undefined) {
     }
     const token = header.slice(space + 1).trim();
     if (space === -1 || !isWellFormedToken(token)) throw unauthorized('the bearer token is malformed', true);
-    const record = await store.findTokenByHash(hashToken(token));
+    const record = await findToken(hashToken(token));
     if (!record) throw unauthorized('the bearer token is not valid', true);
     if (record.revokedAt !== null) throw unauthorized('the bearer token has been revoked', true);
     if (!isActive(record)) throw unauthorized('the bearer token has expired', true);

@@ -1,9 +1,17 @@
 import type { FastifyInstance, RouteHandlerMethod, RouteOptions } from 'fastify';
 import { requireScope } from '../auth/authenticate.js';
+import type { FindToken } from '../auth/token-cache.js';
 import type { ApiDocument } from '../openapi/document.js';
 import { parametersSchema, requestSchema } from '../openapi/request-schema.js';
 import type { Store } from '../store/store.js';
 import { requireJsonContentType } from './json-body.js';
+
+/** What route files need: the contract, the store, and the (cached) token look-up. */
+export interface RouteDeps {
+  doc: ApiDocument;
+  store: Store;
+  findToken: FindToken;
+}
 
 export interface OperationRouteOptions {
   /** Send this operation's bodies as they are instead of serialising them through the response schemas. */
@@ -17,7 +25,7 @@ export interface OperationRouteOptions {
  */
 export function operationRoute(
   app: FastifyInstance,
-  deps: { doc: ApiDocument; store: Store },
+  deps: RouteDeps,
   operationId: string,
   handler: RouteHandlerMethod,
   options: OperationRouteOptions = {},
@@ -40,7 +48,7 @@ export function operationRoute(
     },
     handler,
   };
-  if (op.scopes) route.onRequest = requireScope(deps.store, op.scopes[0]);
+  if (op.scopes) route.onRequest = requireScope(deps.findToken, op.scopes[0]);
   if (op.requestBody) route.preParsing = requireJsonContentType;
   app.route(route);
 }

@@ -12,8 +12,16 @@ export function isInt64(value: unknown): value is number | bigint {
 }
 
 /** One Ajv for every request part. No coercion: `"1"` is not an integer, and nothing is altered. */
-export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: false, coerceTypes: false, useDefaults: true, strict: true });
+export function createAjv(options: { validateSchema?: boolean } = {}): Ajv2020 {
+  // Checking each schema against the JSON Schema meta-schema costs ~60 ms of start-up; the
+  // document's schemas are checked once, by a test, instead (test/openapi/document.test.ts).
+  const ajv = new Ajv2020({
+    allErrors: false,
+    coerceTypes: false,
+    useDefaults: true,
+    strict: true,
+    validateSchema: options.validateSchema ?? false,
+  });
   ajv.addKeyword({
     keyword: 'int64',
     schemaType: 'boolean',

@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 /** The OpenAPI document as it stands in the repository; everything the HTTP layer knows about the contract comes from here. */
 export const documentPath = new URL('../../openapi/plant-store.yaml', import.meta.url);
+/** The JSON copy `npm run build` writes beside the built module: parsing YAML costs start-up time. */
+const builtCopy = new URL('./plant-store.json', import.meta.url);
 
 export type JsonObject = Record<string, unknown>;
 
@@ -28,7 +30,7 @@ export interface ApiDocument {
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
 export function loadDocument(path: URL = documentPath): ApiDocument {
-  const raw = parse(readFileSync(path, 'utf8')) as JsonObject;
+  const raw = readDocument(path);
   const resolved = resolveRefs(raw, raw) as JsonObject;
   const globalSecurity = resolved.security as JsonObject[] | undefined;
   const operations = new Map<string, Operation>();
@@ -62,6 +64,15 @@ export function loadDocument(path: URL = documentPath): ApiDocument {
     }
   }
   return { raw, operations, paths };
+}
+
+function readDocument(path: URL): JsonObject {
+  const copy = statSync(builtCopy, { throwIfNoEntry: false });
+  if (path === documentPath && copy && copy.mtimeMs >= statSync(path).mtimeMs) {
+    return JSON.parse(readFileSync(builtCopy, 'utf8')) as JsonObject;
+  }
+  const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return parse(readFileSync(path, 'utf8')) as JsonObject;
 }
 
 /** Replaces local `$ref`s by what they point at; the document has no cycles. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createAjv } from '../../src/http/validation.js';
 import { loadDocument } from '../../src/openapi/document.js';
 import { parametersSchema, requestSchema } from '../../src/openapi/request-schema.js';
 
@@ -57,6 +58,18 @@ describe('the OpenAPI document', () => {
       },
     });
     assert.equal(parametersSchema(list.parameters, 'path'), undefined);
+  });
+
+  it('has request schemas that are valid JSON Schema 2020-12 once made exact', () => {
+    const ajv = createAjv({ validateSchema: true });
+    for (const op of doc.operations.values()) {
+      if (op.requestBody)
+        assert.doesNotThrow(() => ajv.compile(requestSchema(op.requestBody) as object), op.operationId);
+      for (const where of ['path', 'query'] as const) {
+        const schema = parametersSchema(op.parameters, where);
+        if (schema) assert.doesNotThrow(() => ajv.compile(schema), `${op.operationId} ${where}`);
+      }
+    }
   });
 
   it('turns int64 integers into the exact int64 keyword for request validation only', () => {

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import type { ApiDocument } from '../../openapi/document.js';
-import { StoreUnavailableError, type Store } from '../../store/store.js';
-import { operationRoute } from '../operation-route.js';
+import { StoreUnavailableError } from '../../store/store.js';
+import { operationRoute, type RouteDeps } from '../operation-route.js';
 
-export function operationsRoutes(app: FastifyInstance, deps: { doc: ApiDocument; store: Store }): void {
+export function operationsRoutes(app: FastifyInstance, deps: RouteDeps): void {
   operationRoute(app, deps, 'getLiveness', async () => ({ status: 'ok' }));
 
   operationRoute(app, deps, 'getReadiness', async () => {

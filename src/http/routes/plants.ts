@@ -2,13 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { createPlant, type NewPlantInput } from '../../plants/create-plant.js';
 import { deletePlant, replacePlant, type PlantReplacementInput } from '../../plants/change-plants.js';
 import { getPlant, listPlants } from '../../plants/read-plants.js';
-import type { ApiDocument } from '../../openapi/document.js';
-import type { Store } from '../../store/store.js';
-import { operationRoute } from '../operation-route.js';
+import { operationRoute, type RouteDeps } from '../operation-route.js';
 
 type IdParams = { id: bigint };
 
-export function plantRoutes(app: FastifyInstance, deps: { doc: ApiDocument; store: Store }): void {
+export function plantRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { store } = deps;
 
   operationRoute(app, deps, 'addPlant', async (request) => createPlant(store, request.body as NewPlantInput));

@@ -42,6 +42,11 @@ export class GroupCommitWriter {
 
   constructor(private readonly path: string) {}
 
+  /** Starts the writer thread ahead of the first write; it boots on another core meanwhile. */
+  warmUp(): void {
+    if (!this.closing) this.ensureWorker().unref();
+  }
+
   submit(op: WriteOp): Promise<WriteResult> {
     if (this.closing) return Promise.reject(new StoreUnavailableError(new Error('the store is closing')));
     return new Promise((resolve, reject) => {
@@ -77,9 +82,10 @@ export class GroupCommitWriter {
     const batch = this.inFlight ?? [];
     this.inFlight = undefined;
     if ('error' in reply) {
-      const err = reply.error.code && UNAVAILABLE.test(reply.error.code)
-        ? new StoreUnavailableError(new Error(reply.error.message))
-        : Object.assign(new Error(reply.error.message), { code: reply.error.code });
+      const err =
+        reply.error.code && UNAVAILABLE.test(reply.error.code)
+          ? new StoreUnavailableError(new Error(reply.error.message))
+          : Object.assign(new Error(reply.error.message), { code: reply.error.code });
       for (const p of batch) p.reject(err);
     } else {
       this.commits++;

@@ -45,7 +45,7 @@ export class SqliteStore implements Store {
 
   async migrate(): Promise<number> {
     // IMMEDIATE takes the write lock first, so two processes starting together migrate once.
-    return this.db
+    const applied = this.db
       .transaction(() => {
         const version = Number(this.db.pragma('user_version', { simple: true }));
         for (const sql of sqliteMigrations.slice(version)) this.db.exec(sql);
@@ -53,6 +53,8 @@ export class SqliteStore implements Store {
         return Math.max(0, sqliteMigrations.length - version);
       })
       .immediate();
+    this.writer.warmUp();
+    return applied;
   }
 
   async ping(): Promise<void> {

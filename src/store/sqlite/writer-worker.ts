@@ -2,9 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openConnection } from './connection.js';
 import { writeOps, type WriteOp, type WriteResult } from './write-ops.js';
 
-export type BatchReply =
-  | { results: WriteResult[] }
-  | { error: { message: string; code: string | undefined } };
+export type BatchReply = { results: WriteResult[] } | { error: { message: string; code: string | undefined } };
 
 // The writer thread owns the only write connection. Each message is a batch of ops: they run
 // in one transaction and share its fsync, which happens here, off the event loop of the

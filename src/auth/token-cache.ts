@@ -1,0 +1,22 @@
+import type { Store, TokenRecord } from '../store/store.js';
+
+export type FindToken = (hash: string) => Promise<TokenRecord | undefined>;
+
+/**
+ * Token look-ups, remembered for half a second. Every request needs one, and this keeps them
+ * off the store under load, while a token created or revoked anywhere (the CLI, another
+ * instance) still takes effect within the second PRODUCT.md promises. Unknown hashes are
+ * remembered too, and the cache is emptied when full, so guessing cannot grow it without end.
+ */
+export function cachedTokenLookup(store: Store, ttlMs = 500, maxEntries = 10_000): FindToken {
+  const cache = new Map<string, { record: TokenRecord | undefined; until: number }>();
+  return async (hash) => {
+    const now = Date.now();
+    const hit = cache.get(hash);
+    if (hit && hit.until > now) return hit.record;
+    const record = await store.findTokenByHash(hash);
+    if (cache.size >= maxEntries) cache.clear();
+    cache.set(hash, { record, until: now + ttlMs });
+    return record;
+  };
+}

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { cachedTokenLookup } from '../../src/auth/token-cache.js';
+import type { Store, TokenRecord } from '../../src/store/store.js';
+
+const record: TokenRecord = {
+  id: 'a',
+  name: 'n',
+  hash: 'h1',
+  prefix: 'pst_',
+  scopes: [],
+  createdAt: new Date(0),
+  expiresAt: null,
+  revokedAt: null,
+};
+
+function countingStore(answer: () => TokenRecord | undefined) {
+  const calls: string[] = [];
+  const store = { findTokenByHash: async (hash: string) => (calls.push(hash), answer()) } as unknown as Store;
+  return { store, calls };
+}
+
+describe('cachedTokenLookup', () => {
+  it('asks the store once per hash within the TTL, and again after it', async () => {
+    let current: TokenRecord | undefined = record;
+    const { store, calls } = countingStore(() => current);
+    const find = cachedTokenLookup(store, 40);
+    assert.equal(await find('h1'), record);
+    assert.equal(await find('h1'), record);
+    assert.equal(calls.length, 1);
+    current = { ...record, revokedAt: new Date(1) };
+    await new Promise((r) => setTimeout(r, 60));
+    assert.deepEqual((await find('h1'))?.revokedAt, new Date(1), 'a revocation is seen once the entry expires');
+    assert.equal(calls.length, 2);
+  });
+
+  it('remembers unknown hashes too, and empties itself when full', async () => {
+    const { store, calls } = countingStore(() => undefined);
+    const find = cachedTokenLookup(store, 60_000, 3);
+    for (const h of ['a', 'b', 'c', 'a']) assert.equal(await find(h), undefined);
+    assert.equal(calls.length, 3);
+    await find('d'); // full: emptied, then d stored
+    await find('a');
+    assert.equal(calls.length, 5);
+  });
+});

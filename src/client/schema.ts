@@ -147,8 +147,8 @@ export interface paths {
          * Interactive API reference
          * @description This page: the API reference rendered from `GET /openapi.json` by Swagger UI, served
          *     from the service itself (no CDN, it works offline). Press **Authorize** to paste a
-         *     token, then **Try it out** on an operation to send it from the page. No credential
-         *     needed to load the page.
+         *     token, then **Execute** an operation to send it from the page. No credential needed to
+         *     load the page.
          */
         get: operations["getApiReference"];
         put?: never;

@@ -5,6 +5,7 @@ import { HttpError } from './http/http-error.js';
 import { registerJsonBody } from './http/json-body.js';
 import { requestId } from './http/request-id.js';
 import { routeNotFound } from './http/routing.js';
+import { docsRoutes } from './http/routes/docs.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { plantRoutes } from './http/routes/plants.js';
 import { createAjv, validationError } from './http/validation.js';
@@ -79,5 +80,6 @@ export async function buildApp({ config, store, doc = loadDocument() }: AppDeps)
   const deps = { doc, store };
   plantRoutes(app, deps);
   operationsRoutes(app, deps);
+  docsRoutes(app, deps);
   return app;
 }

@@ -6,6 +6,7 @@ import { HttpError } from './http/http-error.js';
 import { registerJsonBody } from './http/json-body.js';
 import { requestId } from './http/request-id.js';
 import { routeNotFound } from './http/routing.js';
+import { docsRoutes } from './http/routes/docs.js';
 import { cachedSerializerCompiler } from './http/serialization.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { plantRoutes } from './http/routes/plants.js';
@@ -89,5 +90,6 @@ export async function buildApp({ config, store, doc = loadDocument() }: AppDeps)
   const deps = { doc, store, findToken: cachedTokenLookup(store) };
   plantRoutes(app, deps);
   operationsRoutes(app, deps);
+  docsRoutes(app, deps);
   return app;
 }

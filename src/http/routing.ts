@@ -12,8 +12,13 @@ export function routeNotFound(doc: ApiDocument) {
     if (!request.is404) return;
     const path = request.url.split('?')[0] ?? '';
     const known = doc.paths.find((p) => p.pattern.test(path));
-    if (!known) throw new HttpError(404, `no route for ${request.method} ${path}`);
+    if (!known) throw new HttpError(404, `no route for ${request.method} ${shorten(path)}`);
     const allow = known.methods.join(', ');
     throw new HttpError(405, `${request.method} is not allowed on ${known.path}; allowed: ${allow}`, { allow });
   };
+}
+
+/** Error messages are one line of at most 1024 characters (the Error schema); a path can be far longer. */
+function shorten(path: string): string {
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path;
 }

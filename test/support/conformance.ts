@@ -1,52 +1,121 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { loadDocument, type JsonObject } from '../../src/openapi/document.js';
+import { readFileSync } from 'node:fs';
+import type { Ajv } from 'ajv';
+import { Ajv2020, type Options } from 'ajv/dist/2020.js';
+import { OpenAPIBackend, SetMatchType, type Document, type Operation } from 'openapi-backend';
+import { parse } from 'yaml';
+import { documentPath, type JsonObject } from '../../src/openapi/document.js';
 import type { RawResponse } from './http.js';
 
-const doc = loadDocument();
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) <= 2 ** 31 });
-ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
-const compiled = new WeakMap<JsonObject, ReturnType<typeof ajv.compile>>();
+/**
+ * The live conformance check: every response a test receives is validated against the OpenAPI
+ * document by openapi-backend (routing, response bodies and response headers), with Ajv's
+ * JSON Schema 2020-12 dialect, the one OpenAPI 3.1 schemas are written in.
+ */
+const definition = parse(readFileSync(documentPath, 'utf8')) as Document;
 
-/** Statuses any request can get before routing: Node's parser and Fastify's URL checks. */
+/** Bodies arrive through JSON.parse, which rounds ids past 2^53: 2^63 - 1 arrives as 2^63. */
+const INT64_LIMIT = 2 ** 63;
+
+function createAjv(options: Options): Ajv2020 {
+  const ajv = new Ajv2020({ ...options, strict: false, allErrors: true });
+  ajv.addFormat('int32', { type: 'number', validate: (n) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+  ajv.addFormat('int64', {
+    type: 'number',
+    validate: (n) => Number.isInteger(n) && n >= -INT64_LIMIT && n <= INT64_LIMIT,
+  });
+  return ajv;
+}
+
+// quick: openapi-backend's own check of the document knows OpenAPI 3.0 only; the document is
+// checked by `npm run lint:openapi` (Redocly and Spectral) instead.
+const api = new OpenAPIBackend({
+  definition,
+  quick: true,
+  // Ajv2020 and openapi-backend's Ajv share one core; only their default dialects differ.
+  customizeAjv: (_ajv, options) => createAjv(options) as unknown as Ajv,
+});
+await api.init();
+
+const errorSchema = createAjv({}).compile(
+  (definition.components as { schemas: Record<string, JsonObject> }).schemas.Error!,
+);
+
+/** Statuses any request can get from the HTTP layer before it reaches an operation (see the document's error table). */
 const ANY_ROUTE = new Set([400, 408, 414, 431]);
+
+function mediaType(headers: RawResponse['headers']): string {
+  return String(headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
+}
+
+/** The operation a request reaches, or the status the document implies for a request that reaches none. */
+function route(method: string, path: string): Operation | 404 | 405 {
+  try {
+    return api.router.matchOperation({ method, path, headers: {} }, true);
+  } catch (err) {
+    return String(err).includes('405') ? 405 : 404;
+  }
+}
 
 /**
  * Checks one live response against the OpenAPI document: the status is declared for the
- * operation, non-2xx bodies are the Error shape in JSON, and bodies match their schema.
- * Returns the list of disagreements (empty when the response conforms).
+ * operation, the content type is one the document lists for it, the body matches its schema,
+ * the declared headers match theirs, and error bodies carry their own status. Returns the
+ * list of disagreements (empty when the response conforms).
  */
 export function checkResponse(method: string, rawPath: string, res: RawResponse): string[] {
   const path = rawPath.split('?')[0] ?? '';
-  const problems: string[] = [];
-  const item = doc.paths.find((p) => p.pattern.test(path));
-  const op = item && [...doc.operations.values()].find((o) => o.path === item.path && o.method === method);
-  const declared = op?.responses;
   const status = String(res.status);
-  if (!item) {
-    if (res.status !== 404 && !ANY_ROUTE.has(res.status)) problems.push(`unknown path answered ${status}, not 404`);
-  } else if (!op) {
-    if (res.status !== 405 && !ANY_ROUTE.has(res.status))
-      problems.push(`unsupported method answered ${status}, not 405`);
-  } else if (!(status in declared!) && !ANY_ROUTE.has(res.status)) {
-    problems.push(`${method} ${item.path} answered ${status}, which the document does not declare`);
+  const type = mediaType(res.headers);
+  const problems: string[] = [];
+  const operation = route(method, path);
+
+  if (typeof operation === 'number') {
+    if (res.status !== operation && !ANY_ROUTE.has(res.status)) {
+      problems.push(`${method} ${path} matches ${operation === 404 ? 'no path' : 'no method'}, but answered ${status}`);
+    }
+    if (res.status === 405 && !res.headers.allow) problems.push('405 without an Allow header');
+  } else {
+    const declared = operation.responses?.[status] as { content?: Record<string, unknown> } | undefined;
+    const name = `${operation.operationId} (${method} ${operation.path})`;
+    if (!declared && !ANY_ROUTE.has(res.status)) {
+      problems.push(`${name} answered ${status}, which the document does not declare`);
+    } else if (declared && !declared.content && res.text !== '') {
+      problems.push(`${name} ${status} has a body, but the document declares none`);
+    } else if (declared?.content && !(type in declared.content)) {
+      problems.push(
+        `${name} ${status} has content-type "${type}"; the document lists ${Object.keys(declared.content)}`,
+      );
+    }
+    if (declared && type === 'application/json' && res.json !== undefined) {
+      const result = api.validator.validateResponse(res.json, operation, res.status);
+      if (result.errors) problems.push(`${name} ${status} body: ${describe(result.errors)}`);
+    }
+    // Ajv coerces header values ("1" to 1) in place: it gets a copy.
+    const headers = api.validator.validateResponseHeaders({ ...res.headers }, operation, {
+      statusCode: res.status,
+      setMatchType: SetMatchType.Any,
+    });
+    if (headers.errors) problems.push(`${name} ${status} headers: ${describe(headers.errors)}`);
   }
-  const type = String(res.headers['content-type'] ?? '');
-  if (res.status >= 400 && !type.startsWith('application/json')) problems.push(`${status} with content-type "${type}"`);
-  const schema = declared?.[status] ?? (res.status >= 400 ? errorSchema() : undefined);
-  if (schema && res.text !== '') {
-    let validate = compiled.get(schema);
-    if (!validate) compiled.set(schema, (validate = ajv.compile(schema)));
-    if (res.json === undefined) problems.push(`${status} body is not JSON: ${res.text.slice(0, 80)}`);
-    else if (!validate(res.json))
-      problems.push(`${status} body does not match its schema: ${ajv.errorsText(validate.errors)}`);
+
+  if (type === 'application/json' && res.json === undefined) {
+    problems.push(`${status} body is not JSON: ${res.text.slice(0, 80)}`);
   }
-  if (res.status >= 400 && res.json !== undefined && (res.json as { error?: unknown }).error !== res.status) {
-    problems.push(`error field ${(res.json as { error?: unknown }).error} differs from the status ${status}`);
+  // Errors that reach no operation, or that the HTTP layer sends, are still the seed's Error.
+  if (res.status >= 400) {
+    if (type !== 'application/json') problems.push(`${status} with content-type "${type}", not application/json`);
+    else if (res.json !== undefined && !errorSchema(res.json)) {
+      problems.push(`${status} body is not an Error: ${describe(errorSchema.errors)}`);
+    } else if (res.json !== undefined && (res.json as { error: number }).error !== res.status) {
+      problems.push(`error field ${(res.json as { error: number }).error} differs from the status ${status}`);
+    }
   }
   return problems;
 }
 
-function errorSchema(): JsonObject {
-  return (doc.raw.components as { schemas: Record<string, JsonObject> }).schemas.Error!;
+function describe(errors: { instancePath: string; message?: string }[] | null | undefined): string {
+  return (errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is not valid'}`).join('; ');
 }

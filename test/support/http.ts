@@ -17,6 +17,35 @@ export interface RawRequest {
   body?: string | Buffer;
 }
 
+/** A response as the checks read it: the body's text, and the body parsed with JSON.parse when it is JSON. */
+export function rawResponse(status: number, headers: RawResponse['headers'], text: string): RawResponse {
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status, headers, text, json };
+}
+
+/** Throws when a response disagrees with the OpenAPI document (see conformance.ts). */
+export function assertConforms(method: string, path: string, response: RawResponse): void {
+  const problems = checkResponse(method, path, response);
+  if (problems.length) throw new Error(`response disagrees with the OpenAPI document: ${problems.join('; ')}`);
+}
+
+/** `fetch` for clients under test: every response is checked against the document like send()'s. */
+export async function conformingFetch(request: Request): Promise<Response> {
+  const response = await fetch(request);
+  const headers = Object.fromEntries(response.headers);
+  assertConforms(
+    request.method,
+    new URL(request.url).pathname,
+    rawResponse(response.status, headers, await response.clone().text()),
+  );
+  return response;
+}
+
 /**
  * Sends exactly the bytes given, with no client-side JSON encoding in the way, so tests can
  * send malformed JSON, exact int64 literals and odd headers.
@@ -28,18 +57,14 @@ export function send(baseUrl: string, req: RawRequest): Promise<RawResponse> {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        const response = { status: res.statusCode ?? 0, headers: res.headers, text, json };
+        const response = rawResponse(res.statusCode ?? 0, res.headers, Buffer.concat(chunks).toString('utf8'));
         // Every response a test receives is also checked against the OpenAPI document.
-        const problems = checkResponse(req.method ?? 'GET', url.pathname, response);
-        if (problems.length) reject(new Error(`response disagrees with the OpenAPI document: ${problems.join('; ')}`));
-        else resolve(response);
+        try {
+          assertConforms(req.method ?? 'GET', url.pathname, response);
+          resolve(response);
+        } catch (err) {
+          reject(err as Error);
+        }
       });
       res.on('error', reject);
     });

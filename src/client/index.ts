@@ -1,0 +1,62 @@
+// A typed client of the Plant Store API: `import { createPlantStoreClient } from 'plant-store/client'`.
+// Its types are generated from the OpenAPI document (schema.ts, `npm run generate:client`); the
+// calls go through openapi-fetch.
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import { readJson } from '../json/read-json.js';
+import { writeJson } from '../json/write-json.js';
+import type { components, paths } from './schema.js';
+
+export type { components, operations, paths } from './schema.js';
+/** `{name, tag?}`: what creating or replacing a plant answers. */
+export type Plant = components['schemas']['Plant'];
+/** `{id, name, tag?}`: the body of a creation, and a plant as it is read back. */
+export type NewPlant = components['schemas']['NewPlant'];
+/** `{error, message}`: the body of every response that is not 2xx. */
+export type ApiError = components['schemas']['Error'];
+export type PlantStoreClient = Client<paths, 'application/json'>;
+
+export interface PlantStoreClientOptions {
+  /** Where the service is, e.g. `http://localhost:3000`. */
+  baseUrl: string;
+  /** An API token, sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** The fetch to call; the global fetch by default. */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+/**
+ * A client of every operation of the document, typed from it:
+ *
+ *     const client = createPlantStoreClient({ baseUrl: 'http://localhost:3000', token });
+ *     const { data, error } = await client.POST('/plants', { body: { id: 1, name: 'Monstera' } });
+ *
+ * Ids are exact over the whole int64 range: requests may carry them as bigint, and responses
+ * are read without JSON.parse, which rounds integers past 2^53, so such ids arrive as bigint
+ * (smaller ones as number).
+ */
+export function createPlantStoreClient(options: PlantStoreClientOptions): PlantStoreClient {
+  const client = createClient<paths>({
+    baseUrl: options.baseUrl,
+    ...(options.token !== undefined && { headers: { authorization: `Bearer ${options.token}` } }),
+    ...(options.fetch && { fetch: options.fetch }),
+    bodySerializer: writeJson,
+  });
+  client.use(exactJson);
+  return client;
+}
+
+/** Hands openapi-fetch responses whose `json()` is the exact reader. */
+const exactJson: Middleware = {
+  async onResponse({ response }) {
+    const type = response.headers.get('content-type') ?? '';
+    if (!/^application\/json\b/i.test(type) || response.status === 204) return undefined;
+    const text = await response.text();
+    const headers = new Headers(response.headers);
+    // openapi-fetch calls json() when the length is known, and JSON.parse on the text otherwise.
+    headers.set('content-length', String(new TextEncoder().encode(text).byteLength));
+    const exact = new Response(text, { status: response.status, statusText: response.statusText, headers });
+    // The reader's objects have no prototype; structuredClone makes them plain ones.
+    Object.defineProperty(exact, 'json', { value: async () => structuredClone(readJson(text)) });
+    return exact;
+  },
+};

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page, type Response } from 'playwright-core';
+import type { JsonObject } from '../../src/openapi/document.js';
+import { checkResponse } from '../support/conformance.js';
+import { rawResponse, send } from '../support/http.js';
+import { startServer, type ServerProcess } from '../support/server.js';
+
+// Debian's Chromium (`apt-get install -y chromium`, which .ci/run does), or the browser that
+// CHROMIUM_PATH names: playwright-core drives it and never downloads a browser of its own.
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OUTPUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
+const missing = !existsSync(CHROMIUM);
+const skip =
+  missing && process.env.CI !== 'true'
+    ? `${CHROMIUM} is not installed (apt-get install -y chromium); with CI=true this test fails instead`
+    : false;
+
+describe('the API reference at GET /docs, in Chromium', { skip }, () => {
+  if (missing) {
+    // Only with CI=true: CI must run the browser test, so a missing browser is a failure.
+    it('has Chromium to run in', () => assert.fail(`${CHROMIUM} is not installed: .ci/run installs it`));
+    return;
+  }
+  let server: ServerProcess;
+  let profile: string;
+  let context: BrowserContext;
+  let page: Page;
+  const requested: string[] = [];
+  const responses: Response[] = [];
+  const pageErrors: string[] = [];
+
+  before(async () => {
+    server = await startServer();
+    profile = mkdtempSync(join(tmpdir(), 'plant-store-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+      viewport: { width: 1280, height: 900 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(15_000);
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('response', (response) => responses.push(response));
+    // A CSP violation or a failed load is reported as a console error.
+    page.on('console', (message) => message.type() === 'error' && pageErrors.push(message.text()));
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    await page.goto(new URL('/docs', server.url).href);
+  });
+
+  after(async () => {
+    await context?.close();
+    await server?.dispose();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('lists every operation of the served document', async () => {
+    const doc = (await send(server.url, { path: '/openapi.json' })).json as { paths: Record<string, JsonObject> };
+    const operations = Object.values(doc.paths).flatMap((item) =>
+      Object.entries(item)
+        .filter(([key]) => ['get', 'put', 'post', 'delete'].includes(key))
+        .map(([, op]) => op as JsonObject),
+    );
+    assert.ok(operations.some((op) => op.operationId === 'addPlant'));
+    for (const op of operations) {
+      const block = page.locator(`#operations-${(op.tags as string[])[0]}-${op.operationId as string}`);
+      await block.waitFor();
+      assert.match(await block.innerText(), new RegExp(op.summary as string), String(op.operationId));
+    }
+    assert.match(await page.locator('.info .title').innerText(), /Plant Store/);
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: join(OUTPUT, 'docs-reference.png'), fullPage: true });
+  });
+
+  it('sends POST /plants with a pasted token, and the plant then exists through the API', async () => {
+    await page.click('button.authorize');
+    const dialog = page.locator('.modal-ux');
+    await dialog.locator('input').fill(server.token);
+    await dialog.locator('button.authorize').click();
+    await dialog.locator('button.btn-done').click();
+
+    const operation = page.locator('#operations-plants-addPlant');
+    await operation.locator('.opblock-summary').click();
+    await operation
+      .locator('textarea.body-param__text')
+      .fill('{"id": 4242, "name": "Fern from the docs page", "tag": "docs"}');
+    const answer = page.waitForResponse((r) => r.url().endsWith('/plants') && r.request().method() === 'POST');
+    await operation.locator('button.execute').click();
+    assert.equal((await answer).status(), 200);
+    const shown = operation.locator('.live-responses-table');
+    await shown.locator('.response-col_status', { hasText: '200' }).waitFor();
+    assert.match(await shown.innerText(), /Fern from the docs page/);
+    await shown.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(OUTPUT, 'docs-try-it.png') });
+
+    const stored = await send(server.url, {
+      path: '/plants/4242',
+      headers: { authorization: `Bearer ${server.token}` },
+    });
+    assert.equal(stored.status, 200);
+    assert.deepEqual(stored.json, { id: 4242, name: 'Fern from the docs page', tag: 'docs' });
+  });
+
+  it('loaded everything from the server itself, broke no CSP rule, and got only conforming responses', async () => {
+    const origin = new URL(server.url).origin;
+    assert.deepEqual(
+      requested.filter((url) => new URL(url).origin !== origin && !url.startsWith('data:')),
+      [],
+    );
+    assert.deepEqual(pageErrors, []);
+    assert.ok(responses.length >= 6, `only ${responses.length} responses`);
+    for (const response of responses) {
+      const url = new URL(response.url());
+      const raw = rawResponse(response.status(), await response.allHeaders(), await response.text());
+      assert.deepEqual(checkResponse(response.request().method(), url.pathname, raw), [], url.pathname);
+    }
+  });
+});

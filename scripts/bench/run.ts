@@ -101,7 +101,7 @@ async function startup(): Promise<void> {
     const times: number[] = [];
     for (let i = 0; i < 3; i++) {
       const path = join(dir, fresh ? `fresh-${i}.db` : file);
-      const s: Running = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: token });
+      const s: Running = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: token }, false);
       times.push(s.readyMs);
       await s.stop();
     }

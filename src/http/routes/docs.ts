@@ -73,7 +73,8 @@ function loadAssets(): Map<string, Asset> {
 
 /** `GET /docs`: the interactive API reference, rendered in the browser from `GET /openapi.json`. */
 export function docsRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const assets = loadAssets();
+  // Read on first use: the bundle is megabytes that start-up and memory need not carry until then.
+  let assets: Map<string, Asset> | undefined;
 
   operationRoute(
     app,
@@ -98,6 +99,7 @@ export function docsRoutes(app: FastifyInstance, deps: RouteDeps): void {
     'getApiReferenceAsset',
     async (request, reply) => {
       const { file } = request.params as { file: string };
+      assets ??= loadAssets();
       const asset = assets.get(file);
       if (!asset) throw new HttpError(404, `no file ${file} in the API reference`);
       return reply

@@ -16,22 +16,13 @@ export interface Running {
   resetLoopDelay(): void;
 }
 
-/** Starts the built service (`plant-store serve`) on an ephemeral port, with the loop probe preloaded. */
-export function startService(env: Record<string, string>): Promise<Running> {
-  return start(
-    [
-      '--import',
-      `${ROOT}scripts/bench/loop-probe.mjs`,
-      `${ROOT}dist/cli/main.js`,
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-    ],
-    env,
-    true,
-  );
+/**
+ * Starts the built service (`plant-store serve`) on an ephemeral port, with the loop probe
+ * preloaded unless `probe` is false (start-up timing measures the service alone).
+ */
+export function startService(env: Record<string, string>, probe = true): Promise<Running> {
+  const preload = probe ? ['--import', `${ROOT}scripts/bench/loop-probe.mjs`] : [];
+  return start([...preload, `${ROOT}dist/cli/main.js`, 'serve', '--port', '0', '--host', '127.0.0.1'], env, probe);
 }
 
 export function startBaseline(): Promise<Running> {

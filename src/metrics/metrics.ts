@@ -8,7 +8,7 @@ export const NO_ROUTE = 'none';
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** How long a plant count is reused: counting a million rows costs milliseconds on the event loop. */
-const COUNT_TTL_MS = 5_000;
+const COUNT_TTL_MS = 1_000;
 
 export interface Metrics {
   registry: Registry;

@@ -113,7 +113,7 @@ export async function buildApp({
     store,
     metrics,
     findToken: cachedTokenLookup(store),
-    verifyJwt: config.jwt && createJwtVerifier(config.jwt),
+    verifyJwt: config.jwt && (await createJwtVerifier(config.jwt)),
     limits: await registerRateLimits(app, config, metrics.rateLimited),
   };
   plantRoutes(app, deps);

@@ -79,7 +79,7 @@ export function requireScope(deps: AuthDeps, scope: string | undefined) {
     if (scheme.toLowerCase() !== 'bearer') {
       throw unauthorized('a bearer token is required (Authorization: Bearer <token>)', false);
     }
-    if (limits) await limits.checkAddress(request);
+    limits?.checkAddress(request);
     const token = header.slice(space + 1).trim();
     let principal: Principal;
     try {

@@ -1,13 +1,5 @@
 import { readFileSync } from 'node:fs';
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  errors,
-  jwtVerify,
-  type JSONWebKeySet,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
+import type { JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { JwtConfig } from '../config.js';
 import { ConfigError } from '../config.js';
 import { SCOPES, type Scope } from '../store/store.js';
@@ -48,7 +40,9 @@ export function scopesOf(payload: JWTPayload): Scope[] {
   return SCOPES.filter((s) => names.includes(s));
 }
 
-function keySet(config: JwtConfig): JWTVerifyGetKey {
+type Jose = typeof import('jose');
+
+function keySet({ createLocalJWKSet, createRemoteJWKSet }: Jose, config: JwtConfig): JWTVerifyGetKey {
   if (config.jwksUrl) {
     // Keys are cached; a token naming an unknown `kid` forces a fetch, but at most one per
     // cooldown, so a stream of forged `kid`s cannot turn the service against the provider.
@@ -68,12 +62,12 @@ function keySet(config: JwtConfig): JWTVerifyGetKey {
 }
 
 /** Failures to obtain the keys (provider down, slow, or answering garbage), as opposed to a bad token. */
-function isKeyFetchFailure(err: unknown): boolean {
+function isKeyFetchFailure({ errors }: Jose, err: unknown): boolean {
   if (!(err instanceof errors.JOSEError)) return true;
   return err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || err.code === 'ERR_JOSE_GENERIC';
 }
 
-function reason(err: unknown): string {
+function reason({ errors }: Jose, err: unknown): string {
   if (err instanceof errors.JWTExpired) return 'the bearer token has expired';
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'nbf') return 'the bearer token is not valid yet';
@@ -91,8 +85,11 @@ function reason(err: unknown): string {
  * against its JWKS with issuer, audience, expiry and not-before. The algorithm allow-list is
  * what refuses `alg: none` and algorithm confusion (an HS256 token "signed" with a public key).
  */
-export function createJwtVerifier(config: JwtConfig): VerifyJwt {
-  const keys = keySet(config);
+export async function createJwtVerifier(config: JwtConfig): Promise<VerifyJwt> {
+  // Loaded only in JWT mode: deployments without it do not pay for it at start.
+  const jose = await import('jose');
+  const { jwtVerify } = jose;
+  const keys = keySet(jose, config);
   return async (token) => {
     try {
       const { payload } = await jwtVerify(token, keys, {
@@ -104,8 +101,8 @@ export function createJwtVerifier(config: JwtConfig): VerifyJwt {
       });
       return { subject: typeof payload.sub === 'string' ? payload.sub : undefined, scopes: scopesOf(payload) };
     } catch (err) {
-      if (isKeyFetchFailure(err)) throw new JwtRejected('the identity provider keys could not be fetched', true);
-      throw new JwtRejected(reason(err));
+      if (isKeyFetchFailure(jose, err)) throw new JwtRejected('the identity provider keys could not be fetched', true);
+      throw new JwtRejected(reason(jose, err));
     }
   };
 }

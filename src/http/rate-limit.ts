@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { HttpError } from './http-error.js';
 
@@ -15,8 +15,8 @@ export type LimitKind = 'token' | 'auth_failure';
  */
 export interface RateLimits {
   /** Before a presented credential is checked: 429 when this address has had too many refused. */
-  checkAddress(request: FastifyRequest): Promise<void>;
-  /** A presented credential was refused: count it against the address. */
+  checkAddress(request: FastifyRequest): void;
+  /** A presented credential was refused: count it against the address; 429 when that was one too many. */
   recordFailure(request: FastifyRequest): Promise<void>;
   /** An authenticated request: count it against its token; 429 past the limit, RateLimit headers otherwise. */
   countToken(request: FastifyRequest, reply: FastifyReply, key: string): Promise<void>;
@@ -38,6 +38,8 @@ function tooMany(message: string, limit: number, ttlInSeconds: number): HttpErro
 
 /** Redis for shared limits. Never waits on it: commands fail at once while it is away (limits then fail open). */
 async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
+  // Loaded only when limits are shared: a single instance does not pay for it at start.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -77,13 +79,14 @@ export async function registerRateLimits(
     ...(config.redisUrl && { redis: await connectRedis(app, config.redisUrl) }),
   });
 
+  const addressKey = (request: FastifyRequest) => `address:${normalizeIP(request.ip)}`;
   const failures =
-    authFailureLimit > 0 &&
-    app.createRateLimit({
-      max: authFailureLimit,
-      timeWindow,
-      keyGenerator: (request) => `address:${normalizeIP(request.ip)}`,
-    });
+    authFailureLimit > 0 && app.createRateLimit({ max: authFailureLimit, timeWindow, keyGenerator: addressKey });
+  // Addresses past their limit, until their window ends, as this process learnt from the store
+  // when counting their last failure. Checked without a round trip, so requests that present a
+  // credential pay nothing for this limit until some address fails; bounded like the token cache.
+  const blocked = new Map<string, number>();
+  const blockedMessage = 'too many refused credentials from this address';
   const perToken =
     rateLimitPerToken > 0 &&
     app.createRateLimit({
@@ -93,16 +96,31 @@ export async function registerRateLimits(
     });
 
   return {
-    async checkAddress(request) {
-      if (!failures) return;
-      const state = await failures(request, { increment: false });
-      if (state.isAllowed || state.remaining > 0 || state.ttl <= 0) return;
+    checkAddress(request) {
+      if (blocked.size === 0) return;
+      const key = addressKey(request);
+      const until = blocked.get(key);
+      if (until === undefined) return;
+      const left = until - Date.now();
+      if (left <= 0) {
+        blocked.delete(key);
+        return;
+      }
       onLimited('auth_failure');
-      throw tooMany('too many refused credentials from this address', state.max, state.ttlInSeconds);
+      throw tooMany(blockedMessage, authFailureLimit, Math.ceil(left / 1000));
     },
 
     async recordFailure(request) {
-      if (failures) await failures(request);
+      if (!failures) return;
+      const state = await failures(request);
+      if (state.isAllowed || state.remaining > 0) return;
+      if (blocked.size >= 10_000) blocked.clear();
+      blocked.set(addressKey(request), Date.now() + state.ttl);
+      // This failure was one past the limit (counted elsewhere, on another instance, first).
+      if (state.isExceeded) {
+        onLimited('auth_failure');
+        throw tooMany(blockedMessage, state.max, state.ttlInSeconds);
+      }
     },
 
     async countToken(request, reply, key) {

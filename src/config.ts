@@ -119,6 +119,12 @@ function jwksUrl(v: string): string {
   throw new ConfigError(`JWT_JWKS_URL must be an https:// URL (http:// only for localhost) (got "${v}")`);
 }
 
+function metricsPort(env: Env): number | undefined {
+  const port = optionalInt(env, 'METRICS_PORT', 0, 65535);
+  if (port === undefined || port === 0 || port !== int(env, 'PORT', 0, 65535, 3000)) return port;
+  throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port}): it is a second listener`);
+}
+
 function jwt(env: Env): JwtConfig | undefined {
   const url = env.JWT_JWKS_URL || undefined;
   const file = env.JWT_JWKS_FILE || undefined;
@@ -176,7 +182,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
     authFailureLimit: int(e, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 0, 1e9, 60),
     rateLimitWindowMs: int(e, 'RATE_LIMIT_WINDOW_SECONDS', 1, 86_400, 60) * 1000,
     redisUrl: redisUrl(e),
-    metricsPort: optionalInt(e, 'METRICS_PORT', 0, 65535),
+    metricsPort: metricsPort(e),
     metricsHost: e.METRICS_HOST || host,
     maxEventLoopDelayMs: int(e, 'MAX_EVENT_LOOP_DELAY_MS', 0, 3_600_000, 1000),
     maxWriteBacklog: int(e, 'MAX_WRITE_BACKLOG', 0, 1e9, 10_000),

@@ -77,6 +77,7 @@ describe('loadConfig', () => {
     [{ RATE_LIMIT_WINDOW_SECONDS: '0' }, 'RATE_LIMIT_WINDOW_SECONDS'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '3000' }, 'METRICS_PORT'],
     [{ MAX_EVENT_LOOP_DELAY_MS: '1s' }, 'MAX_EVENT_LOOP_DELAY_MS'],
     [{ MAX_WRITE_BACKLOG: '-5' }, 'MAX_WRITE_BACKLOG'],
   ] as const) {

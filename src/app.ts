@@ -1,9 +1,12 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
+import { createJwtVerifier } from './auth/jwt.js';
 import { cachedTokenLookup } from './auth/token-cache.js';
 import { clientErrorHandler, errorHandler } from './http/errors.js';
 import { HttpError } from './http/http-error.js';
 import { registerJsonBody } from './http/json-body.js';
+import { registerOverloadGuard } from './http/overload.js';
+import { registerRateLimits } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { routeNotFound } from './http/routing.js';
 import { docsRoutes } from './http/routes/docs.js';
@@ -12,8 +15,9 @@ import { operationsRoutes } from './http/routes/operations.js';
 import { plantRoutes } from './http/routes/plants.js';
 import { createAjv, validationError } from './http/validation.js';
 import { loggerOptions, redactUrl } from './log.js';
+import { createMetrics, NO_ROUTE, type Metrics } from './metrics/metrics.js';
 import { loadDocument, type ApiDocument } from './openapi/document.js';
-import type { Store } from './store/store.js';
+import { StoreUnavailableError, type Store } from './store/store.js';
 
 /** The one log line of a request. */
 function logRequest(request: FastifyRequest, reply: FastifyReply): void {
@@ -23,7 +27,8 @@ function logRequest(request: FastifyRequest, reply: FastifyReply): void {
       url: redactUrl(request.url),
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
-      ...(request.principal && { tokenId: request.principal.id }),
+      ...(request.principal?.kind === 'token' && { tokenId: request.principal.id }),
+      ...(request.principal?.kind === 'jwt' && { sub: request.principal.id }),
     },
     'request',
   );
@@ -33,10 +38,17 @@ export interface AppDeps {
   config: Config;
   store: Store;
   doc?: ApiDocument;
+  /** Metrics to record into; a registry of its own otherwise. */
+  metrics?: Metrics;
 }
 
 /** Builds the HTTP service from a config and a store; listening is the caller's business. */
-export async function buildApp({ config, store, doc = loadDocument() }: AppDeps): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  store,
+  doc = loadDocument(),
+  metrics = createMetrics(store),
+}: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config.logLevel),
     // One line per request, written by the onResponse hook below, instead of Fastify's two.
@@ -85,9 +97,25 @@ export async function buildApp({ config, store, doc = loadDocument() }: AppDeps)
     }
   });
   app.addHook('onRequest', routeNotFound(doc));
-  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
+  app.addHook('onResponse', async (request, reply) => {
+    logRequest(request, reply);
+    const route = request.routeOptions.config.route ?? NO_ROUTE;
+    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.addHook('onError', async (_request, _reply, err) => {
+    if (err instanceof StoreUnavailableError) metrics.storeError();
+  });
+  // After routing (404/405 first), before every route's own credential check.
+  await registerOverloadGuard(app, config, store, metrics.overloaded);
 
-  const deps = { doc, store, findToken: cachedTokenLookup(store) };
+  const deps = {
+    doc,
+    store,
+    metrics,
+    findToken: cachedTokenLookup(store),
+    verifyJwt: config.jwt && (await createJwtVerifier(config.jwt)),
+    limits: await registerRateLimits(app, config, metrics.rateLimited),
+  };
   plantRoutes(app, deps);
   operationsRoutes(app, deps);
   docsRoutes(app, deps);

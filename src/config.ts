@@ -17,7 +17,51 @@ export interface Config extends StoreConfig {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /** JWT mode (PRODUCT.md §4): on when a JWKS URL or file is set. */
+  jwt: JwtConfig | undefined;
+  /** Requests per token per rate-limit window; 0 turns the limit off. */
+  rateLimitPerToken: number;
+  /** Refused credentials per client address per window; past it, 429 until the window ends. 0 is off. */
+  authFailureLimit: number;
+  rateLimitWindowMs: number;
+  /** Where limits are counted when instances share them; undefined: in each process. */
+  redisUrl: string | undefined;
+  /** A second listener serving GET /metrics without a credential; undefined: none. */
+  metricsPort: number | undefined;
+  metricsHost: string;
+  /** Overload bounds: past them requests get 503 with Retry-After (0 turns a bound off). */
+  maxEventLoopDelayMs: number;
+  maxWriteBacklog: number;
 }
+
+export interface JwtConfig {
+  /** Exactly one of the two: keys fetched (and refreshed) from a URL, or read once from a file. */
+  jwksUrl: string | undefined;
+  jwksFile: string | undefined;
+  issuer: string;
+  audience: string;
+  /** Least time between two fetches of the JWKS: bounds refreshes forced by unknown `kid`s. */
+  jwksCooldownMs: number;
+}
+
+/** `serve` flags that stand for environment variables; a flag wins over its variable. */
+export interface ServeFlags {
+  port?: string;
+  host?: string;
+  jwksUrl?: string;
+  jwksFile?: string;
+  issuer?: string;
+  audience?: string;
+}
+
+const FLAG_VARIABLES: Record<keyof ServeFlags, string> = {
+  port: 'PORT',
+  host: 'HOST',
+  jwksUrl: 'JWT_JWKS_URL',
+  jwksFile: 'JWT_JWKS_FILE',
+  issuer: 'JWT_ISSUER',
+  audience: 'JWT_AUDIENCE',
+};
 
 /** A configuration value that stops the process; its message is the one line the operator sees. */
 export class ConfigError extends Error {
@@ -57,21 +101,75 @@ function bootstrapToken(env: Env): string | undefined {
   );
 }
 
+function optionalInt(env: Env, name: string, min: number, max: number): number | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : int(env, name, min, max, 0);
+}
+
+/** http(s) only; plain http only to this machine, where nobody can swap the keys on the way. */
+function jwksUrl(v: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(v);
+  } catch {
+    url = undefined;
+  }
+  const local = url && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url && (url.protocol === 'https:' || (url.protocol === 'http:' && local))) return url.href;
+  throw new ConfigError(`JWT_JWKS_URL must be an https:// URL (http:// only for localhost) (got "${v}")`);
+}
+
+function metricsPort(env: Env): number | undefined {
+  const port = optionalInt(env, 'METRICS_PORT', 0, 65535);
+  if (port === undefined || port === 0 || port !== int(env, 'PORT', 0, 65535, 3000)) return port;
+  throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port}): it is a second listener`);
+}
+
+function jwt(env: Env): JwtConfig | undefined {
+  const url = env.JWT_JWKS_URL || undefined;
+  const file = env.JWT_JWKS_FILE || undefined;
+  const issuer = env.JWT_ISSUER || undefined;
+  const audience = env.JWT_AUDIENCE || undefined;
+  if (!url && !file) {
+    if (issuer || audience) throw new ConfigError('JWT_ISSUER and JWT_AUDIENCE need JWT_JWKS_URL or JWT_JWKS_FILE');
+    return undefined;
+  }
+  if (url && file) throw new ConfigError('JWT_JWKS_URL and JWT_JWKS_FILE exclude each other; set one');
+  if (!issuer) throw new ConfigError('JWT_ISSUER is required in JWT mode (the "iss" tokens must carry)');
+  if (!audience) throw new ConfigError('JWT_AUDIENCE is required in JWT mode (the "aud" tokens must carry)');
+  return {
+    jwksUrl: url && jwksUrl(url),
+    jwksFile: file,
+    issuer,
+    audience,
+    jwksCooldownMs: int(env, 'JWT_JWKS_COOLDOWN_MS', 0, 3_600_000, 30_000),
+  };
+}
+
+function redisUrl(env: Env): string | undefined {
+  const v = env.REDIS_URL || undefined;
+  if (v === undefined || /^rediss?:\/\/[^\s]+$/.test(v)) return v;
+  throw new ConfigError(
+    `REDIS_URL must be redis://[user:password@]host[:port][/db] or rediss://… (got "${v.replace(/\/\/[^@/]*@/, '//***@')}")`,
+  );
+}
+
 export function loadStoreConfig(env: Env): StoreConfig {
   return { databaseUrl: databaseUrl(env) };
 }
 
 /** Reads the environment once; flags (`serve --port 8080`) win over the environment. */
-export function loadConfig(env: Env, flags: { port?: string; host?: string } = {}): Config {
-  const e: Env = {
-    ...env,
-    ...(flags.port !== undefined && { PORT: flags.port }),
-    ...(flags.host !== undefined && { HOST: flags.host }),
-  };
+export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
+  const e: Env = { ...env };
+  for (const [flag, name] of Object.entries(FLAG_VARIABLES)) {
+    const value = flags[flag as keyof ServeFlags];
+    if (value !== undefined) e[name] = value;
+  }
+  const host = e.HOST || '0.0.0.0';
   return {
     databaseUrl: databaseUrl(e),
     port: int(e, 'PORT', 0, 65535, 3000),
-    host: e.HOST || '0.0.0.0',
+    host,
     logLevel: logLevel(e),
     bootstrapToken: bootstrapToken(e),
     bodyLimit: int(e, 'BODY_LIMIT_BYTES', 2, 64 * 1024 * 1024, 16 * 1024),
@@ -79,5 +177,14 @@ export function loadConfig(env: Env, flags: { port?: string; host?: string } = {
     requestTimeoutMs: int(e, 'REQUEST_TIMEOUT_MS', 1, 3_600_000, 30_000),
     keepAliveTimeoutMs: int(e, 'KEEP_ALIVE_TIMEOUT_MS', 1, 3_600_000, 5_000),
     shutdownTimeoutMs: int(e, 'SHUTDOWN_TIMEOUT_MS', 1, 3_600_000, 10_000),
+    jwt: jwt(e),
+    rateLimitPerToken: int(e, 'RATE_LIMIT_PER_MINUTE', 0, 1e9, 600_000),
+    authFailureLimit: int(e, 'AUTH_FAILURE_LIMIT_PER_MINUTE', 0, 1e9, 60),
+    rateLimitWindowMs: int(e, 'RATE_LIMIT_WINDOW_SECONDS', 1, 86_400, 60) * 1000,
+    redisUrl: redisUrl(e),
+    metricsPort: metricsPort(e),
+    metricsHost: e.METRICS_HOST || host,
+    maxEventLoopDelayMs: int(e, 'MAX_EVENT_LOOP_DELAY_MS', 0, 3_600_000, 1000),
+    maxWriteBacklog: int(e, 'MAX_WRITE_BACKLOG', 0, 1e9, 10_000),
   };
 }

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
 import type { Config } from './config.js';
+import { createMetrics } from './metrics/metrics.js';
+import { startMetricsServer } from './metrics/metrics-server.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
@@ -15,7 +17,8 @@ export interface RunningServer {
 /** Opens the store, makes sure a token exists, and listens. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const { store, migrated } = await openStore(config.databaseUrl);
-  const app = await buildApp({ config, store });
+  const metrics = createMetrics(store);
+  const app = await buildApp({ config, store, metrics });
   app.addHook('onClose', () => store.close());
   if (migrated > 0) app.log.info({ migrated }, 'store schema migrated');
 
@@ -23,12 +26,18 @@ export async function startServer(config: Config): Promise<RunningServer> {
   if (bootstrap.kind === 'generated') announceToken(bootstrap.token, config.port);
   if (bootstrap.kind === 'registered') app.log.info('registered PLANT_STORE_TOKEN as an API token');
 
+  if (config.metricsPort !== undefined) {
+    const metricsServer = await startMetricsServer(metrics.registry, config.metricsPort, config.metricsHost);
+    app.addHook('onClose', () => metricsServer.close());
+    app.log.info({ url: `${metricsServer.url}/metrics` }, 'metrics listening (no credential needed)');
+  }
   const address = await app.listen({
     port: config.port,
     host: config.host,
     listenTextResolver: (a) => `listening on ${a}`,
   });
   const url = address.replace('://0.0.0.0:', '://127.0.0.1:');
+  if (config.jwt) app.log.info({ issuer: config.jwt.issuer, audience: config.jwt.audience }, 'JWT mode on');
   app.log.info({ url, store: config.databaseUrl.split(':')[0] }, 'plant-store listening');
   return { app, store, url, close: () => app.close() };
 }

@@ -14,6 +14,35 @@ describe('loadConfig', () => {
     assert.equal(c.headersTimeoutMs, 10_000);
     assert.equal(c.requestTimeoutMs, 30_000);
     assert.equal(c.keepAliveTimeoutMs, 5_000);
+    assert.equal(c.jwt, undefined);
+    assert.equal(c.rateLimitPerToken, 600_000);
+    assert.equal(c.authFailureLimit, 60);
+    assert.equal(c.rateLimitWindowMs, 60_000);
+    assert.equal(c.redisUrl, undefined);
+    assert.equal(c.metricsPort, undefined);
+    assert.equal(c.maxEventLoopDelayMs, 1000);
+    assert.equal(c.maxWriteBacklog, 10_000);
+  });
+
+  it('turns JWT mode on with a JWKS URL, an issuer and an audience; flags win', () => {
+    const env = {
+      JWT_JWKS_URL: 'https://idp.example/jwks',
+      JWT_ISSUER: 'https://idp.example/',
+      JWT_AUDIENCE: 'plants',
+    };
+    assert.deepEqual(loadConfig(env).jwt, {
+      jwksUrl: 'https://idp.example/jwks',
+      jwksFile: undefined,
+      issuer: 'https://idp.example/',
+      audience: 'plants',
+      jwksCooldownMs: 30_000,
+    });
+    const flagged = loadConfig(env, { jwksUrl: 'http://127.0.0.1:8080/keys', issuer: 'other', audience: 'aud' });
+    assert.equal(flagged.jwt?.jwksUrl, 'http://127.0.0.1:8080/keys');
+    assert.equal(flagged.jwt?.issuer, 'other');
+    assert.equal(flagged.jwt?.audience, 'aud');
+    assert.equal(loadConfig({ METRICS_PORT: '9100', HOST: '10.0.0.1' }).metricsHost, '10.0.0.1');
+    assert.equal(loadConfig({ METRICS_PORT: '0' }).metricsPort, 0);
   });
 
   it('lets flags win over the environment', () => {
@@ -33,6 +62,24 @@ describe('loadConfig', () => {
     [{ PLANT_STORE_TOKEN: 'has a space in it, which is not allowed' }, 'PLANT_STORE_TOKEN'],
     [{ HEADERS_TIMEOUT_MS: '0' }, 'HEADERS_TIMEOUT_MS'],
     [{ BODY_LIMIT_BYTES: '1k' }, 'BODY_LIMIT_BYTES'],
+    [{ JWT_ISSUER: 'x', JWT_AUDIENCE: 'y' }, 'JWT_ISSUER'],
+    [{ JWT_JWKS_URL: 'https://a/jwks', JWT_JWKS_FILE: 'f.json', JWT_ISSUER: 'x', JWT_AUDIENCE: 'y' }, 'JWT_JWKS_URL'],
+    [{ JWT_JWKS_URL: 'https://a/jwks', JWT_AUDIENCE: 'y' }, 'JWT_ISSUER'],
+    [{ JWT_JWKS_URL: 'https://a/jwks', JWT_ISSUER: 'x' }, 'JWT_AUDIENCE'],
+    [{ JWT_JWKS_URL: 'http://idp.example/jwks', JWT_ISSUER: 'x', JWT_AUDIENCE: 'y' }, 'JWT_JWKS_URL'],
+    [{ JWT_JWKS_URL: 'not a url', JWT_ISSUER: 'x', JWT_AUDIENCE: 'y' }, 'JWT_JWKS_URL'],
+    [
+      { JWT_JWKS_URL: 'https://a/jwks', JWT_ISSUER: 'x', JWT_AUDIENCE: 'y', JWT_JWKS_COOLDOWN_MS: '-1' },
+      'JWT_JWKS_COOLDOWN_MS',
+    ],
+    [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
+    [{ AUTH_FAILURE_LIMIT_PER_MINUTE: 'many' }, 'AUTH_FAILURE_LIMIT_PER_MINUTE'],
+    [{ RATE_LIMIT_WINDOW_SECONDS: '0' }, 'RATE_LIMIT_WINDOW_SECONDS'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
+    [{ METRICS_PORT: '3000' }, 'METRICS_PORT'],
+    [{ MAX_EVENT_LOOP_DELAY_MS: '1s' }, 'MAX_EVENT_LOOP_DELAY_MS'],
+    [{ MAX_WRITE_BACKLOG: '-5' }, 'MAX_WRITE_BACKLOG'],
   ] as const) {
     it(`refuses ${JSON.stringify(env)} with one line naming ${name}`, () => {
       assert.throws(
@@ -41,6 +88,14 @@ describe('loadConfig', () => {
       );
     });
   }
+
+  it('never echoes a Redis password', () => {
+    assert.throws(
+      () => loadConfig({ REDIS_URL: 'redis//user:secret@host' }),
+      (err: unknown) =>
+        err instanceof ConfigError && err.message.startsWith('REDIS_URL') && !err.message.includes('secret'),
+    );
+  });
 
   it('never echoes a database password', () => {
     assert.throws(

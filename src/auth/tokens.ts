@@ -9,8 +9,8 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-export function isWellFormedToken(token: string): boolean {
-  return token.length <= 512 && B64TOKEN.test(token);
+export function isWellFormedToken(token: string, maxLength = 512): boolean {
+  return token.length <= maxLength && B64TOKEN.test(token);
 }
 
 export interface NewToken {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, type ServeFlags } from '../config.js';
 import { serve } from '../server.js';
 import { backupCommands } from './backup-commands.js';
 import { migrateCommand } from './migrate-command.js';
@@ -14,7 +14,11 @@ program
   .description('run the HTTP server (what npm start runs)')
   .option('--port <n>', 'port to listen on (default: $PORT or 3000)')
   .option('--host <h>', 'address to listen on (default: $HOST or 0.0.0.0)')
-  .action(async (opts: { port?: string; host?: string }) => {
+  .option('--jwks-url <url>', "JWT mode: the identity provider's JWKS URL (default: $JWT_JWKS_URL)")
+  .option('--jwks-file <path>', 'JWT mode: a JWKS file instead of a URL (default: $JWT_JWKS_FILE)')
+  .option('--issuer <iss>', 'JWT mode: the issuer tokens must name (default: $JWT_ISSUER)')
+  .option('--audience <aud>', 'JWT mode: the audience tokens must name (default: $JWT_AUDIENCE)')
+  .action(async (opts: ServeFlags) => {
     await serve(loadConfig(process.env, opts));
   });
 

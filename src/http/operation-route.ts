@@ -1,16 +1,23 @@
 import type { FastifyInstance, RouteHandlerMethod, RouteOptions } from 'fastify';
-import { requireScope } from '../auth/authenticate.js';
-import type { FindToken } from '../auth/token-cache.js';
+import { requireScope, type AuthDeps } from '../auth/authenticate.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { ApiDocument } from '../openapi/document.js';
 import { parametersSchema, requestSchema } from '../openapi/request-schema.js';
 import type { Store } from '../store/store.js';
 import { requireJsonContentType } from './json-body.js';
 
-/** What route files need: the contract, the store, and the (cached) token look-up. */
-export interface RouteDeps {
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The operation's path template in the document (`/plants/{id}`): the route label of metrics. */
+    route?: string;
+  }
+}
+
+/** What route files need: the contract, the store, the bearer check's parts (token look-up, JWT, limits), metrics. */
+export interface RouteDeps extends AuthDeps {
   doc: ApiDocument;
   store: Store;
-  findToken: FindToken;
+  metrics: Metrics;
 }
 
 export interface OperationRouteOptions {
@@ -46,9 +53,10 @@ export function operationRoute(
       ...(querystring && { querystring }),
       ...(!options.rawResponse && { response: responses }),
     },
+    config: { route: op.path },
     handler,
   };
-  if (op.scopes) route.onRequest = requireScope(deps.findToken, op.scopes[0]);
+  if (op.scopes) route.onRequest = requireScope(deps, op.scopes[0]);
   if (op.requestBody) route.preParsing = requireJsonContentType;
   app.route(route);
 }

@@ -51,6 +51,12 @@ export interface Store {
   replacePlant(plant: PlantRecord): Promise<boolean>;
   /** Resolves to the deleted plant, or undefined when there was none. */
   deletePlant(id: bigint): Promise<PlantRecord | undefined>;
+  /** How many plants the store holds (for metrics; may take a few ms on millions). */
+  countPlants(): Promise<number>;
+  /** Writes accepted but not yet committed: how far the store has fallen behind (overload bound). */
+  pendingWrites?(): number;
+  /** Group commit figures for stores that batch writes: commits so far and the writes they carried. */
+  writeStats?(): { commits: number; writes: number };
 
   insertToken(token: TokenRecord): Promise<void>;
   findTokenByHash(hash: string): Promise<TokenRecord | undefined>;

@@ -23,4 +23,14 @@ export function operationsRoutes(app: FastifyInstance, deps: RouteDeps): void {
     async (_request, reply) => reply.type('application/json; charset=utf-8').send(document),
     { rawResponse: true },
   );
+
+  // Prometheus text format; on the API port it needs a token with metrics:read.
+  const { registry } = deps.metrics;
+  operationRoute(
+    app,
+    deps,
+    'getMetrics',
+    async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+    { rawResponse: true },
+  );
 }

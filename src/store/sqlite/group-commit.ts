@@ -42,6 +42,11 @@ export class GroupCommitWriter {
 
   constructor(private readonly path: string) {}
 
+  /** Writes waiting for a commit: the one in flight and those queued behind it. */
+  get pending(): number {
+    return this.queue.length + (this.inFlight?.length ?? 0);
+  }
+
   /** Starts the writer thread ahead of the first write; it boots on another core meanwhile. */
   warmUp(): void {
     if (!this.closing) this.ensureWorker().unref();

@@ -35,12 +35,21 @@ export class SqliteStore implements Store {
       tokenByHash: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE hash = ?'),
       listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
       countTokens: this.db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM tokens'),
+      countPlants: this.db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM plants'),
     };
   }
 
   /** Commits so far (group commit: one per batch of writes). */
   get commits(): number {
     return this.writer.commits;
+  }
+
+  writeStats(): { commits: number; writes: number } {
+    return { commits: this.writer.commits, writes: this.writer.writes };
+  }
+
+  pendingWrites(): number {
+    return this.writer.pending;
   }
 
   async migrate(): Promise<number> {
@@ -85,6 +94,10 @@ export class SqliteStore implements Store {
 
   async deletePlant(id: bigint): Promise<PlantRecord | undefined> {
     return (await this.writer.submit({ kind: 'deletePlant', id })) as PlantRecord | undefined;
+  }
+
+  async countPlants(): Promise<number> {
+    return Number(this.stmt.countPlants.get()?.n ?? 0);
   }
 
   async insertToken(token: TokenRecord): Promise<void> {

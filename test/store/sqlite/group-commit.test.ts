@@ -39,6 +39,19 @@ describe('SQLite group commit', () => {
     assert.ok(outcomes.every((o) => o.kind === 'created'));
     assert.equal(store.commits - before, 2);
     assert.equal((await store.listPlants(undefined, 1000)).length, 200);
+    assert.equal(await store.countPlants(), 200);
+  });
+
+  it('reports its backlog and figures: writes waiting for a commit, commits, writes committed', async () => {
+    const before = store.writeStats();
+    const writes = Array.from({ length: 5 }, (_, i) => store.createPlant({ id: BigInt(5000 + i), name: 'w' }));
+    assert.equal(store.pendingWrites(), 5, 'one in flight and four queued behind it');
+    await Promise.all(writes);
+    assert.equal(store.pendingWrites(), 0);
+    const now = store.writeStats();
+    assert.equal(now.commits - before.commits, 2);
+    assert.equal(now.writes - before.writes, 5);
+    await Promise.all(Array.from({ length: 5 }, (_, i) => store.deletePlant(BigInt(5000 + i))));
   });
 
   it('keeps per-write outcomes inside a batch: a duplicate of an id created earlier in the batch is seen', async () => {

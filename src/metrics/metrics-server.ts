@@ -1,0 +1,50 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface MetricsServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+function error(res: import('node:http').ServerResponse, status: number, message: string, headers = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ error: status, message }));
+}
+
+/**
+ * The optional credential-free listener (METRICS_PORT): `GET /metrics` and nothing else, for a
+ * Prometheus scraper on a private network. The API port keeps requiring `metrics:read`.
+ */
+export async function startMetricsServer(registry: Registry, port: number, host: string): Promise<MetricsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/metrics')
+      return error(res, 404, `no route for ${req.method} ${path}; only GET /metrics is served here`);
+    if (req.method !== 'GET') return error(res, 405, `${req.method} is not allowed on /metrics`, { allow: 'GET' });
+    registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': registry.contentType });
+        res.end(text);
+      },
+      () => error(res, 500, 'the metrics could not be collected'),
+    );
+  });
+  server.keepAliveTimeout = 5_000;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.listen(port, host);
+  await once(server, 'listening');
+  const { address, port: bound } = server.address() as AddressInfo;
+  const shown =
+    address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${shown}:${bound}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

@@ -1,0 +1,117 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Store } from '../store/store.js';
+
+/** Label of requests that matched no operation (404, 405): raw URLs would make labels without bound. */
+export const NO_ROUTE = 'none';
+
+/** Seconds; from a fast cached read to a slow client, around the 10 ms p99 target. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** How long a plant count is reused: counting a million rows costs milliseconds on the event loop. */
+const COUNT_TTL_MS = 1_000;
+
+export interface Metrics {
+  registry: Registry;
+  /** One finished request: `route` is the operation's path template, or NO_ROUTE. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  storeError(): void;
+  rateLimited(limit: 'token' | 'auth_failure'): void;
+  overloaded(reason: string): void;
+}
+
+/**
+ * The service's Prometheus metrics (PRODUCT.md §7): requests and latency by route and status,
+ * the store (plants held, errors, group commits, write backlog), refusals by the rate limits
+ * and the overload guard, and Node's own process and event-loop figures. Store figures are
+ * read when scraped, so the request path pays only for a counter and a histogram.
+ */
+export function createMetrics(store: Store): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({
+    name: 'plant_store_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status.',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'plant_store_http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its response, by method, route template and status.',
+    labelNames,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const storeErrors = new Counter({
+    name: 'plant_store_store_errors_total',
+    help: 'Requests that failed because the store was unavailable (answered 503).',
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'plant_store_rate_limited_total',
+    help: 'Requests refused with 429, by limit: token (requests per token) or auth_failure (refused credentials per address).',
+    labelNames: ['limit'] as const,
+    registers: [registry],
+  });
+  const overloaded = new Counter({
+    name: 'plant_store_overload_rejections_total',
+    help: 'Requests refused with 503 because the server was over an overload bound, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+
+  let counted: { value: number; at: number } | undefined;
+  new Gauge({
+    name: 'plant_store_plants',
+    help: `Plants in the store (counted when scraped, at most every ${COUNT_TTL_MS / 1000} s).`,
+    registers: [registry],
+    async collect() {
+      if (!counted || Date.now() - counted.at > COUNT_TTL_MS) {
+        counted = { value: await store.countPlants(), at: Date.now() };
+      }
+      this.set(counted.value);
+    },
+  });
+
+  if (store.pendingWrites) {
+    const pending = store.pendingWrites.bind(store);
+    new Gauge({
+      name: 'plant_store_store_pending_writes',
+      help: 'Writes accepted by the store and not yet committed.',
+      registers: [registry],
+      collect() {
+        this.set(pending());
+      },
+    });
+  }
+
+  if (store.writeStats) {
+    const stats = store.writeStats.bind(store);
+    // Totals kept by the store itself: copied into the counters at each scrape.
+    const totals = (name: string, help: string, pick: (s: { commits: number; writes: number }) => number) =>
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(pick(stats()));
+        },
+      });
+    totals('plant_store_store_commits_total', 'Group commits (one fsync each) since start.', (s) => s.commits);
+    totals('plant_store_store_committed_writes_total', 'Writes carried by those commits.', (s) => s.writes);
+  }
+
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) };
+      requests.inc(labels);
+      duration.observe(labels, seconds);
+    },
+    storeError: () => storeErrors.inc(),
+    rateLimited: (limit) => rateLimited.inc({ limit }),
+    overloaded: (reason) => overloaded.inc({ reason }),
+  };
+}

@@ -1,0 +1,109 @@
+// Overload protection (PRODUCT §3, 503): past a bound on the store's write backlog or on the
+// event loop's delay, requests get 503 with Retry-After at once; probes and metrics still
+// answer; service resumes by itself. In process, so the triggers are deterministic: a store
+// whose backlog the test sets, and an event loop the test blocks.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { createToken } from '../../src/auth/tokens.js';
+import { loadConfig } from '../../src/config.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { assertConforms, rawResponse, type RawResponse } from '../support/http.js';
+
+async function request(app: FastifyInstance, method: string, url: string, token?: string): Promise<RawResponse> {
+  const res = await app.inject({
+    method: method as 'GET',
+    url,
+    headers: {
+      ...(token && { authorization: `Bearer ${token}` }),
+      ...(method === 'POST' && { 'content-type': 'application/json' }),
+    },
+    ...(method === 'POST' && { payload: `{"id":${Math.floor(Math.random() * 1e9)},"name":"busy"}` }),
+  });
+  const headers = Object.fromEntries(
+    Object.entries(res.headers).map(([k, v]) => [k, typeof v === 'number' ? String(v) : v]),
+  );
+  const response = rawResponse(res.statusCode, headers, res.body);
+  assertConforms(method, url, response);
+  return response;
+}
+
+function assert503(r: RawResponse, message: RegExp): void {
+  assert.equal(r.status, 503, r.text);
+  assert.equal(r.headers['retry-after'], '1');
+  assert.equal((r.json as { error: number }).error, 503);
+  assert.match((r.json as { message: string }).message, message);
+}
+
+async function eventually(check: () => Promise<boolean>, tries = 50): Promise<boolean> {
+  for (let i = 0; i < tries; i++) {
+    if (await check()) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+describe('overload protection', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let app: FastifyInstance;
+  let token: string;
+  let backlog = 0;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'plant-store-overload-'));
+    store = new SqliteStore(join(dir, 'store.db'));
+    await store.migrate();
+    token = (await createToken(store, { name: 'overload' })).token;
+    // The real store, with its backlog under the test's control.
+    store.pendingWrites = () => backlog;
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: `sqlite:${join(dir, 'store.db')}`,
+      MAX_WRITE_BACKLOG: '100',
+      MAX_EVENT_LOOP_DELAY_MS: '20',
+    });
+    app = await buildApp({ config, store });
+    await app.ready();
+  });
+  after(async () => {
+    await app?.close();
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 503 with Retry-After while the store is behind on writes, then resumes', async () => {
+    assert.equal((await request(app, 'POST', '/plants', token)).status, 200);
+    backlog = 101;
+    assert.ok(await eventually(async () => (await request(app, 'GET', '/plants', token)).status === 503));
+    assert503(await request(app, 'POST', '/plants', token), /the store is behind on writes/);
+    assert503(await request(app, 'GET', '/plants'), /behind/); // before the credential is looked at
+    assert503(await request(app, 'GET', '/openapi.json'), /behind/);
+    // Probes and metrics keep answering.
+    assert.equal((await request(app, 'GET', '/healthz')).status, 200);
+    assert.equal((await request(app, 'GET', '/readyz')).status, 200);
+    const metrics = await request(app, 'GET', '/metrics', token);
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.text, /plant_store_overload_rejections_total\{reason="write_backlog"\} [1-9]/);
+    // Unknown paths are still 404: routing comes first.
+    assert.equal((await request(app, 'GET', '/nope')).status, 404);
+
+    backlog = 100;
+    assert.ok(await eventually(async () => (await request(app, 'POST', '/plants', token)).status === 200));
+  });
+
+  it('answers 503 with Retry-After after the event loop fell behind, then resumes', async () => {
+    // Block this process's event loop for 3 s: the next one-second sample sees a mean delay
+    // far past the 20 ms bound, whatever the ticks before it.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);
+    await sleep(20); // let the overdue sample run
+    assert503(await request(app, 'GET', '/plants', token), /the server is overloaded/);
+    assert.equal((await request(app, 'GET', '/healthz')).status, 200);
+    assert.ok(await eventually(async () => (await request(app, 'GET', '/plants', token)).status === 200));
+  });
+});

@@ -17,20 +17,43 @@ const int = (name: string, min: number, max: number, fallback: number) =>
       return n;
     });
 
+/** A PostgreSQL schema name for `?schema=`: a plain lower-case identifier, so it never needs quoting. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The URL as it may appear in an error line: never with its password, even one holding / or @. */
+const redactPassword = (url: string) => url.replace(/\/\/.*@/, '//***@');
+
+function databaseUrlProblem(url: string): string | undefined {
+  if (/^sqlite:.+/.test(url)) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) return 'must be sqlite:<path> or postgres://user@host:port/database';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid postgres:// URL';
+  }
+  const schema = parsed.searchParams.get('schema');
+  if (schema !== null && !SCHEMA_NAME.test(schema)) {
+    return 'schema= must be a lower-case identifier (a-z, 0-9, _; at most 63 characters)';
+  }
+  return undefined;
+}
+
 const databaseUrl = z
   .string()
   .optional()
   .transform((v, ctx) => {
     const url = v === undefined || v === '' ? 'sqlite:./data/plant-store.db' : v;
-    if (/^sqlite:.+/.test(url)) return url;
-    ctx.addIssue({
-      code: 'custom',
-      message: `DATABASE_URL must be sqlite:<path> (got "${url.replace(/\/\/[^@/]*@/, '//***@')}")`,
-    });
+    const problem = databaseUrlProblem(url);
+    if (problem === undefined) return url;
+    ctx.addIssue({ code: 'custom', message: `DATABASE_URL ${problem} (got "${redactPassword(url)}")` });
     return z.NEVER;
   });
 
-const storeSchema = z.object({ DATABASE_URL: databaseUrl });
+const storeSchema = z.object({
+  DATABASE_URL: databaseUrl,
+  DATABASE_POOL_SIZE: int('DATABASE_POOL_SIZE', 1, 1000, 10),
+});
 
 const serveSchema = storeSchema.extend({
   PORT: int('PORT', 0, 65535, 3000),
@@ -62,6 +85,8 @@ const serveSchema = storeSchema.extend({
 
 export interface StoreConfig {
   databaseUrl: string;
+  /** Most connections one process holds to PostgreSQL (unused by SQLite). */
+  poolSize: number;
 }
 
 export interface Config extends StoreConfig {
@@ -88,7 +113,8 @@ function parse<S extends z.ZodType>(schema: S, input: Record<string, string | un
 }
 
 export function loadStoreConfig(env: NodeJS.ProcessEnv): StoreConfig {
-  return { databaseUrl: parse(storeSchema, env).DATABASE_URL };
+  const c = parse(storeSchema, env);
+  return { databaseUrl: c.DATABASE_URL, poolSize: c.DATABASE_POOL_SIZE };
 }
 
 /** Reads the environment once; flags (`serve --port 8080`) win over the environment. */
@@ -101,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, flags: { port?: string; host?
   const c = parse(serveSchema, input);
   return {
     databaseUrl: c.DATABASE_URL,
+    poolSize: c.DATABASE_POOL_SIZE,
     port: c.PORT,
     host: c.HOST,
     logLevel: c.LOG_LEVEL,

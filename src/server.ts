@@ -14,7 +14,7 @@ export interface RunningServer {
 
 /** Opens the store, makes sure a token exists, and listens. */
 export async function startServer(config: Config): Promise<RunningServer> {
-  const { store, migrated } = await openStore(config.databaseUrl);
+  const { store, migrated } = await openStore(config);
   const app = await buildApp({ config, store });
   app.addHook('onClose', () => store.close());
   if (migrated > 0) app.log.info({ migrated }, 'store schema migrated');

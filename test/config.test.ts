@@ -14,6 +14,14 @@ describe('loadConfig', () => {
     assert.equal(c.headersTimeoutMs, 10_000);
     assert.equal(c.requestTimeoutMs, 30_000);
     assert.equal(c.keepAliveTimeoutMs, 5_000);
+    assert.equal(c.poolSize, 10);
+  });
+
+  it('takes postgres:// and postgresql:// URLs, a schema and a pool size', () => {
+    for (const url of ['postgres://u@db:5432/plants', 'postgresql://u:p@db/plants?schema=tenant_1&sslmode=require']) {
+      assert.equal(loadStoreConfig({ DATABASE_URL: url }).databaseUrl, url);
+    }
+    assert.equal(loadStoreConfig({ DATABASE_POOL_SIZE: '25' }).poolSize, 25);
   });
 
   it('lets flags win over the environment', () => {
@@ -33,6 +41,10 @@ describe('loadConfig', () => {
     [{ PLANT_STORE_TOKEN: 'has a space in it, which is not allowed' }, 'PLANT_STORE_TOKEN'],
     [{ HEADERS_TIMEOUT_MS: '0' }, 'HEADERS_TIMEOUT_MS'],
     [{ BODY_LIMIT_BYTES: '1k' }, 'BODY_LIMIT_BYTES'],
+    [{ DATABASE_URL: 'postgres:db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://h/db?schema=Bad-Name' }, 'DATABASE_URL'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    [{ DATABASE_POOL_SIZE: 'ten' }, 'DATABASE_POOL_SIZE'],
   ] as const) {
     it(`refuses ${JSON.stringify(env)} with one line naming ${name}`, () => {
       assert.throws(
@@ -43,9 +55,17 @@ describe('loadConfig', () => {
   }
 
   it('never echoes a database password', () => {
-    assert.throws(
-      () => loadStoreConfig({ DATABASE_URL: 'mysql://user:secret@host/db' }),
-      (err: unknown) => err instanceof ConfigError && !err.message.includes('secret'),
-    );
+    for (const url of [
+      'mysql://user:secret@host/db',
+      'postgres://user:secret@host/db?schema=NOPE',
+      'postgres://user:sec/ret@host/db?schema=NOPE',
+      'postgres://user:sec@ret@host/db?schema=NOPE',
+    ]) {
+      assert.throws(
+        () => loadStoreConfig({ DATABASE_URL: url }),
+        (err: unknown) => err instanceof ConfigError && /DATABASE_URL/.test(err.message) && !/sec/.test(err.message),
+        url,
+      );
+    }
   });
 });

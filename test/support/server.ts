@@ -113,3 +113,12 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   };
   return server;
 }
+
+/** Starts several servers at once (instances starting together); if any fails, the others are stopped too. */
+export async function startServers(options: StartOptions[]): Promise<ServerProcess[]> {
+  const started = await Promise.allSettled(options.map((o) => startServer(o)));
+  const failed = started.find((s) => s.status === 'rejected');
+  if (!failed) return started.map((s) => (s as PromiseFulfilledResult<ServerProcess>).value);
+  await Promise.all(started.map((s) => s.status === 'fulfilled' && s.value.dispose()));
+  throw failed.reason;
+}

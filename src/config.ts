@@ -3,8 +3,16 @@ import { isWellFormedToken } from './auth/tokens.js';
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** A PostgreSQL schema name for `?schema=`: a plain lower-case identifier, so it never needs quoting. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The URL as it may appear in an error line: never with its password, even one holding / or @. */
+const redactPassword = (url: string) => url.replace(/\/\/.*@/, '//***@');
+
 export interface StoreConfig {
   databaseUrl: string;
+  /** Most connections one process holds to PostgreSQL (unused by SQLite). */
+  poolSize: number;
 }
 
 export interface Config extends StoreConfig {
@@ -80,11 +88,28 @@ function int(env: Env, name: string, min: number, max: number, fallback: number)
   return n;
 }
 
+function databaseUrlProblem(url: string): string | undefined {
+  if (url === 'sqlite::memory:') return 'sqlite::memory: is not durable; give a file path';
+  if (/^sqlite:.+/.test(url)) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) return 'must be sqlite:<path> or postgres://user@host:port/database';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid postgres:// URL';
+  }
+  const schema = parsed.searchParams.get('schema');
+  if (schema !== null && !SCHEMA_NAME.test(schema)) {
+    return 'schema= must be a lower-case identifier (a-z, 0-9, _; at most 63 characters)';
+  }
+  return undefined;
+}
+
 function databaseUrl(env: Env): string {
   const url = env.DATABASE_URL || 'sqlite:./data/plant-store.db';
-  if (url === 'sqlite::memory:') throw new ConfigError('DATABASE_URL sqlite::memory: is not durable; give a file path');
-  if (/^sqlite:.+/.test(url)) return url;
-  throw new ConfigError(`DATABASE_URL must be sqlite:<path> (got "${url.replace(/\/\/[^@/]*@/, '//***@')}")`);
+  const problem = databaseUrlProblem(url);
+  if (problem === undefined) return url;
+  throw new ConfigError(`DATABASE_URL ${problem} (got "${redactPassword(url)}")`);
 }
 
 function logLevel(env: Env): LogLevel {
@@ -155,7 +180,7 @@ function redisUrl(env: Env): string | undefined {
 }
 
 export function loadStoreConfig(env: Env): StoreConfig {
-  return { databaseUrl: databaseUrl(env) };
+  return { databaseUrl: databaseUrl(env), poolSize: int(env, 'DATABASE_POOL_SIZE', 1, 1000, 10) };
 }
 
 /** Reads the environment once; flags (`serve --port 8080`) win over the environment. */
@@ -167,7 +192,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
   }
   const host = e.HOST || '0.0.0.0';
   return {
-    databaseUrl: databaseUrl(e),
+    ...loadStoreConfig(e),
     port: int(e, 'PORT', 0, 65535, 3000),
     host,
     logLevel: logLevel(e),

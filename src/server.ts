@@ -16,7 +16,7 @@ export interface RunningServer {
 
 /** Opens the store, makes sure a token exists, and listens. */
 export async function startServer(config: Config): Promise<RunningServer> {
-  const { store, migrated } = await openStore(config.databaseUrl);
+  const { store, migrated } = await openStore(config);
   const metrics = createMetrics(store);
   const app = await buildApp({ config, store, metrics });
   app.addHook('onClose', () => store.close());

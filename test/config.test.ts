@@ -22,6 +22,7 @@ describe('loadConfig', () => {
     assert.equal(c.metricsPort, undefined);
     assert.equal(c.maxEventLoopDelayMs, 1000);
     assert.equal(c.maxWriteBacklog, 10_000);
+    assert.equal(c.poolSize, 10);
   });
 
   it('turns JWT mode on with a JWKS URL, an issuer and an audience; flags win', () => {
@@ -43,6 +44,13 @@ describe('loadConfig', () => {
     assert.equal(flagged.jwt?.audience, 'aud');
     assert.equal(loadConfig({ METRICS_PORT: '9100', HOST: '10.0.0.1' }).metricsHost, '10.0.0.1');
     assert.equal(loadConfig({ METRICS_PORT: '0' }).metricsPort, 0);
+  });
+
+  it('takes postgres:// and postgresql:// URLs, a schema and a pool size', () => {
+    for (const url of ['postgres://u@db:5432/plants', 'postgresql://u:p@db/plants?schema=tenant_1&sslmode=require']) {
+      assert.equal(loadStoreConfig({ DATABASE_URL: url }).databaseUrl, url);
+    }
+    assert.equal(loadStoreConfig({ DATABASE_POOL_SIZE: '25' }).poolSize, 25);
   });
 
   it('lets flags win over the environment', () => {
@@ -80,6 +88,10 @@ describe('loadConfig', () => {
     [{ METRICS_PORT: '3000' }, 'METRICS_PORT'],
     [{ MAX_EVENT_LOOP_DELAY_MS: '1s' }, 'MAX_EVENT_LOOP_DELAY_MS'],
     [{ MAX_WRITE_BACKLOG: '-5' }, 'MAX_WRITE_BACKLOG'],
+    [{ DATABASE_URL: 'postgres:db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://h/db?schema=Bad-Name' }, 'DATABASE_URL'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    [{ DATABASE_POOL_SIZE: 'ten' }, 'DATABASE_POOL_SIZE'],
   ] as const) {
     it(`refuses ${JSON.stringify(env)} with one line naming ${name}`, () => {
       assert.throws(
@@ -98,9 +110,17 @@ describe('loadConfig', () => {
   });
 
   it('never echoes a database password', () => {
-    assert.throws(
-      () => loadStoreConfig({ DATABASE_URL: 'mysql://user:secret@host/db' }),
-      (err: unknown) => err instanceof ConfigError && !err.message.includes('secret'),
-    );
+    for (const url of [
+      'mysql://user:secret@host/db',
+      'postgres://user:secret@host/db?schema=NOPE',
+      'postgres://user:sec/ret@host/db?schema=NOPE',
+      'postgres://user:sec@ret@host/db?schema=NOPE',
+    ]) {
+      assert.throws(
+        () => loadStoreConfig({ DATABASE_URL: url }),
+        (err: unknown) => err instanceof ConfigError && /DATABASE_URL/.test(err.message) && !/sec/.test(err.message),
+        url,
+      );
+    }
   });
 });

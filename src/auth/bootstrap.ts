@@ -10,8 +10,15 @@ export type BootstrapResult = { kind: 'generated'; token: string } | { kind: 're
  */
 export async function bootstrapToken(store: Store, configured: string | undefined): Promise<BootstrapResult> {
   if (configured !== undefined) {
-    if (await store.findTokenByHash(hashToken(configured))) return { kind: 'none' };
-    await createToken(store, { name: 'bootstrap (PLANT_STORE_TOKEN)', value: configured });
+    const hash = hashToken(configured);
+    if (await store.findTokenByHash(hash)) return { kind: 'none' };
+    try {
+      await createToken(store, { name: 'bootstrap (PLANT_STORE_TOKEN)', value: configured });
+    } catch (err) {
+      // Instances starting together on one database race here; the hash is unique, so one wins.
+      if (await store.findTokenByHash(hash)) return { kind: 'none' };
+      throw err;
+    }
     return { kind: 'registered' };
   }
   if ((await store.countTokens()) > 0) return { kind: 'none' };

@@ -22,8 +22,11 @@ export function backupCommands(program: Command): void {
     .command('import')
     .description('read NDJSON plants from stdin; identical plants are skipped, conflicting ones reported')
     .action(async () => {
-      const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-      const report = await withStore((store) => importPlants(store, loadDocument(), lines));
+      // stdin is read only once the store is open: lines that arrived while an asynchronous
+      // store (PostgreSQL) connected would otherwise be emitted before anyone listened.
+      const report = await withStore((store) =>
+        importPlants(store, loadDocument(), createInterface({ input: process.stdin, crlfDelay: Infinity })),
+      );
       for (const bad of report.invalid) process.stderr.write(`line ${bad.line}: ${bad.message}\n`);
       for (const r of report.refused) {
         process.stderr.write(

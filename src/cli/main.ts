@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig, type ServeFlags } from '../config.js';
 import { serve } from '../server.js';
+import { StoreUnavailableError } from '../store/store.js';
 import { backupCommands } from './backup-commands.js';
 import { migrateCommand } from './migrate-command.js';
 import { tokenCommands } from './token-commands.js';
@@ -28,5 +29,13 @@ backupCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);
+  if (err instanceof StoreUnavailableError) fail(`the store is unavailable: ${reason(err.cause)}`);
   fail(err instanceof Error ? err.message : String(err));
 });
+
+/** The operator's one line on why the database could not be reached (never the URL, so never a password). */
+function reason(cause: unknown): string {
+  if (cause instanceof AggregateError && cause.errors.length) return reason(cause.errors[0]);
+  if (cause instanceof Error) return cause.message || String((cause as { code?: unknown }).code ?? cause.name);
+  return String(cause);
+}

@@ -478,10 +478,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /**
-         * @description The store or the identity provider's keys are unavailable, the server is overloaded, or
-         *     it is shutting down; retry after the given number of seconds.
-         */
+        /** @description The store or the identity provider's keys are unavailable (a database that cannot be reached or did not answer within a few seconds), the server is overloaded, or it is shutting down; retry after the given number of seconds. A write answered 503 may or may not have been applied: retrying it is safe. */
         Unavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createToken, hashToken, isActive, isWellFormedToken, parseDuration } from '../../src/auth/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempSqliteStore } from '../support/temp-store.js';
 import type { TokenRecord } from '../../src/store/store.js';
 
 describe('token hashing', () => {
@@ -18,9 +15,7 @@ describe('token hashing', () => {
 
 describe('createToken', () => {
   it('stores only the hash, and the token is pst_ + 32 random bytes in base64url', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'plant-store-tokens-'));
-    const store = new SqliteStore(join(dir, 'store.db'));
-    await store.migrate();
+    const store = await tempSqliteStore();
     const { token, record } = await createToken(store, { name: 'x' });
     assert.match(token, /^pst_[A-Za-z0-9_-]{43}$/);
     assert.equal(Buffer.from(token.slice(4), 'base64url').length, 32);
@@ -34,7 +29,6 @@ describe('createToken', () => {
     assert.notEqual(second.token, token);
     assert.deepEqual(second.record.scopes, ['plants:read']);
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 });
 

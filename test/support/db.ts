@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import { readJson } from '../../src/json/read-json.js';
+import { runCli } from './cli.js';
 
 export interface StoredPlant {
   id: bigint;
@@ -6,13 +7,18 @@ export interface StoredPlant {
   tag: string | null;
 }
 
-/** Reads the plants straight from a SQLite store file, ids as exact bigints. */
+/**
+ * Every plant a store holds, ids as exact bigints, read with `plant-store export`: the same on
+ * SQLite and PostgreSQL, and independent of the server under test.
+ */
 export function readStoredPlants(databaseUrl: string): StoredPlant[] {
-  const db = new Database(databaseUrl.replace(/^sqlite:/, ''), { readonly: true });
-  try {
-    db.defaultSafeIntegers(true);
-    return db.prepare('SELECT id, name, tag FROM plants ORDER BY id').all() as StoredPlant[];
-  } finally {
-    db.close();
-  }
+  const r = runCli(['export'], { DATABASE_URL: databaseUrl });
+  if (r.status !== 0) throw new Error(`plant-store export failed: ${r.stderr}`);
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const p = readJson(line) as { id: number | bigint; name: string; tag?: string };
+      return { id: BigInt(p.id), name: p.name, tag: p.tag ?? null };
+    });
 }

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { readJson } from '../../src/json/read-json.js';
 import { checkResponse } from './conformance.js';
 
 export interface RawResponse {
@@ -92,4 +93,23 @@ export function postPlant(
     },
     body,
   });
+}
+
+/** Every plant a server lists, following its Link headers, ids exact; bounded to 1,000 pages. */
+export async function listAllPlants(
+  baseUrl: string,
+  token: string,
+): Promise<{ id: bigint; name: string; tag?: string }[]> {
+  const plants: { id: bigint; name: string; tag?: string }[] = [];
+  let next: string | undefined = '/plants?limit=1000';
+  for (let page = 0; next !== undefined; page++) {
+    if (page === 1000) throw new Error('more than 1,000 pages');
+    const res = await send(baseUrl, { path: next, headers: { authorization: `Bearer ${token}` } });
+    if (res.status !== 200) throw new Error(`GET ${next} answered ${res.status}: ${res.text}`);
+    for (const p of readJson(res.text) as { id: number | bigint; name: string; tag?: string }[]) {
+      plants.push({ id: BigInt(p.id), name: p.name, ...(p.tag !== undefined && { tag: p.tag }) });
+    }
+    next = /^<([^>]+)>; rel="next"$/.exec(String(res.headers.link ?? ''))?.[1];
+  }
+  return plants;
 }

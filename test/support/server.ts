@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createTestStore, storeKindOf, type StoreKind } from './stores.js';
 
 export const CLI = new URL('../../dist/cli/main.js', import.meta.url).pathname;
 
@@ -11,7 +10,8 @@ export interface ServerProcess {
   url: string;
   /** The bootstrap token registered through PLANT_STORE_TOKEN (all scopes). */
   token: string;
-  dataDir: string;
+  store: StoreKind;
+  /** The store it serves; pass it to another startServer to share it, or to runCli. */
   databaseUrl: string;
   proc: ChildProcess;
   /** Everything the process wrote to stdout and stderr so far. */
@@ -21,12 +21,16 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
   /** SIGKILL, wait for exit. */
   kill(): Promise<void>;
-  /** Stop and delete the data directory. */
+  /** Kill, and delete the store when this server created it. */
   dispose(): Promise<void>;
 }
 
 export interface StartOptions {
-  /** Reuse a data directory (restart tests); a fresh temp directory otherwise. */
+  /** A fresh store of this kind (a temporary SQLite file, or a PostgreSQL schema); sqlite by default. */
+  store?: StoreKind;
+  /** Serve an existing store instead (restarts, several instances): it outlives this server. */
+  databaseUrl?: string;
+  /** Serve the SQLite store in this directory (restart tests); it outlives this server. */
   dataDir?: string;
   /** Extra environment; `PLANT_STORE_TOKEN: undefined` removes the bootstrap token. */
   env?: Record<string, string | undefined>;
@@ -39,8 +43,9 @@ export function newToken(): string {
 
 /** Starts the built server (`plant-store serve`) on an ephemeral port of 127.0.0.1. */
 export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'plant-store-test-'));
-  const databaseUrl = `sqlite:${join(dataDir, 'plant-store.db')}`;
+  const shared = options.databaseUrl ?? (options.dataDir && `sqlite:${join(options.dataDir, 'plant-store.db')}`);
+  const owned = shared ? undefined : createTestStore(options.store ?? 'sqlite');
+  const databaseUrl = shared || owned!.databaseUrl;
   const token = options.token ?? newToken();
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -58,7 +63,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   const stderr: string[] = [];
   createInterface({ input: proc.stderr! }).on('line', (l) => stderr.push(l));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in 15 s\n${stderr.join('\n')}`)), 15_000);
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       stdout.push(line);
@@ -77,10 +82,16 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
       reject(new Error(`server exited with ${code} before listening\n${stderr.join('\n')}`));
     });
   });
+  const url = await listening.catch(async (err: unknown) => {
+    // A server that never came up leaves no process and no store behind.
+    proc.kill('SIGKILL');
+    await owned?.drop();
+    throw err;
+  });
   const server: ServerProcess = {
     url,
     token,
-    dataDir,
+    store: storeKindOf(databaseUrl),
     databaseUrl,
     proc,
     stdout,
@@ -97,8 +108,17 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     },
     async dispose() {
       await server.kill();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      await owned?.drop();
     },
   };
   return server;
+}
+
+/** Starts several servers at once (instances starting together); if any fails, the others are stopped too. */
+export async function startServers(options: StartOptions[]): Promise<ServerProcess[]> {
+  const started = await Promise.allSettled(options.map((o) => startServer(o)));
+  const failed = started.find((s) => s.status === 'rejected');
+  if (!failed) return started.map((s) => (s as PromiseFulfilledResult<ServerProcess>).value);
+  await Promise.all(started.map((s) => s.status === 'fulfilled' && s.value.dispose()));
+  throw failed.reason;
 }

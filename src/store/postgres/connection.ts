@@ -1,0 +1,43 @@
+import type { PoolConfig } from 'pg';
+
+/** Time to open a connection, or to wait for a free one in a busy pool, before answering 503. */
+export const CONNECT_TIMEOUT_MS = 2_000;
+/** The server cancels a statement after this; the client gives up a little later, for a dead link. */
+export const STATEMENT_TIMEOUT_MS = 4_000;
+export const QUERY_TIMEOUT_MS = 5_000;
+
+export interface PostgresSettings {
+  pool: PoolConfig;
+  /** The schema named by `?schema=`, created by the migrations when missing; undefined: the server's search_path. */
+  schema: string | undefined;
+}
+
+/**
+ * Turns a validated DATABASE_URL into pool settings. `schema=` is ours, not libpq's, so it is
+ * taken out of the URL and becomes the connection's search_path, set at connection start-up so
+ * it costs no round trip; an `options=` already in the URL is kept.
+ */
+export function postgresSettings(databaseUrl: string, poolSize: number): PostgresSettings {
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema') ?? undefined;
+  const options = [url.searchParams.get('options'), schema && `-c search_path=${schema}`].filter(Boolean).join(' ');
+  url.searchParams.delete('schema');
+  url.searchParams.delete('options');
+  return {
+    schema,
+    pool: {
+      connectionString: url.toString(),
+      ...(options && { options }),
+      max: poolSize,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      // A transaction left open by a vanished client must not hold its locks for long.
+      idle_in_transaction_session_timeout: 10_000,
+      // Finds a dead peer on an idle connection instead of waiting for the next query to time out.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      application_name: 'plant-store',
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { StoreUnavailableError } from '../store.js';
+
+/**
+ * SQLSTATE classes that say "the database cannot serve this now" rather than "this request is
+ * wrong": connection exceptions, refused credentials, transaction rollbacks (serialization,
+ * deadlock), insufficient resources, operator intervention (shutdown, statement timeout) and
+ * system errors. A retry later may succeed, so the HTTP layer answers 503 with Retry-After.
+ */
+const TRANSIENT_CLASSES = new Set(['08', '28', '40', '53', '57', '58']);
+
+/** Socket-level failures reaching the server. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** pg and pg-pool raise these as plain Errors, without a code. */
+const DRIVER_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect$/,
+  /^timeout expired$/,
+  /^Query read timeout$/,
+  /is not queryable$/,
+];
+
+export function isUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code)) return TRANSIENT_CLASSES.has(code.slice(0, 2));
+  }
+  if (DRIVER_MESSAGES.some((m) => m.test(err.message))) return true;
+  // A failed connection attempt may report several addresses' errors together.
+  if (err instanceof AggregateError) return err.errors.some(isUnavailable);
+  return err.cause !== undefined && isUnavailable(err.cause);
+}
+
+/** What a store method rejects with: StoreUnavailableError for outages, the error itself for bugs. */
+export function storeError(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError) return err;
+  return isUnavailable(err) ? new StoreUnavailableError(err) : err;
+}

@@ -1,0 +1,68 @@
+import type { PoolClient, QueryConfig } from 'pg';
+
+/**
+ * Versioned schema changes, applied in order; `schema_migrations` records which ran. Never edit
+ * a released entry: append a new one. The tables mirror the SQLite store's: int64 ids as bigint,
+ * strings as text (NUL, which text cannot hold, is refused by the API before it gets here).
+ */
+export const postgresMigrations: string[] = [
+  `CREATE TABLE plants (
+     id   bigint PRIMARY KEY,
+     name text NOT NULL,
+     tag  text
+   );
+   CREATE TABLE tokens (
+     id         text PRIMARY KEY,
+     name       text NOT NULL,
+     hash       text NOT NULL UNIQUE,
+     prefix     text NOT NULL,
+     scopes     text[] NOT NULL,
+     created_at timestamptz NOT NULL,
+     expires_at timestamptz,
+     revoked_at timestamptz
+   );`,
+];
+
+/** A migration may rewrite a large table: it gets far longer than a request's statement timeout. */
+const MIGRATION_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Applies the pending migrations in one transaction under an advisory lock keyed by the schema,
+ * so instances starting together wait for each other and the schema is migrated once. Resolves
+ * to the number applied.
+ */
+export async function runMigrations(client: PoolClient, schema: string | undefined): Promise<number> {
+  // pg takes a per-query query_timeout (lib/client.js); @types/pg does not declare it.
+  const query = (text: string, values?: unknown[]) =>
+    client.query({ text, values, query_timeout: MIGRATION_TIMEOUT_MS + 5_000 } as QueryConfig);
+  await query('BEGIN');
+  try {
+    await query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`);
+    const encoding = (await query('SHOW server_encoding')).rows[0] as { server_encoding: string };
+    if (encoding.server_encoding !== 'UTF8') {
+      throw new Error(`the PostgreSQL database must use UTF8 encoding (it uses ${encoding.server_encoding})`);
+    }
+    await query(
+      `SELECT pg_advisory_xact_lock(hashtext('plant-store migrations ' || coalesce($1::text, current_schema()::text, '')))`,
+      [schema ?? null],
+    );
+    // The name was checked against [a-z_][a-z0-9_]* by the configuration, so it needs no quoting.
+    if (schema !== undefined) await query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+       version    integer PRIMARY KEY,
+       applied_at timestamptz NOT NULL DEFAULT now()
+     )`);
+    const { rows } = await query('SELECT coalesce(max(version), 0) AS version FROM schema_migrations');
+    const current = Number((rows[0] as { version: number }).version);
+    const pending = postgresMigrations.slice(current);
+    for (const [i, sql] of pending.entries()) {
+      await query(sql);
+      await query('INSERT INTO schema_migrations (version) VALUES ($1)', [current + i + 1]);
+    }
+    await query('COMMIT');
+    return pending.length;
+  } catch (err) {
+    await query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}

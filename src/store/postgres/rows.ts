@@ -1,0 +1,55 @@
+import type { QueryConfig, QueryResultRow } from 'pg';
+import type { PlantRecord, Scope, TokenRecord } from '../store.js';
+
+/** pg hands int8 over as a decimal string: ids go through BigInt and never through a float. */
+export interface PlantRow {
+  id: string;
+  name: string;
+  tag: string | null;
+}
+
+export interface TokenRow {
+  id: string;
+  name: string;
+  hash: string;
+  prefix: string;
+  scopes: string[];
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+/** Runs one statement and resolves to its rows; outages reject with StoreUnavailableError. */
+export type Run = <R extends QueryResultRow>(query: QueryConfig) => Promise<R[]>;
+
+/** Named statements are parsed once per connection, then only bound and run: the hot paths. */
+export const SQL = {
+  insertPlants: {
+    name: 'plants-insert',
+    text: `INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+           ON CONFLICT (id) DO NOTHING RETURNING id`,
+  },
+  plantsById: { name: 'plants-by-id', text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
+  getPlant: { name: 'plant-get', text: 'SELECT id, name, tag FROM plants WHERE id = $1' },
+  listFirst: { name: 'plants-list-first', text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
+  listAfter: { name: 'plants-list-after', text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },
+  tokenByHash: { name: 'token-by-hash', text: 'SELECT * FROM tokens WHERE hash = $1' },
+} as const;
+
+export function plantFromRow(row: PlantRow): PlantRecord {
+  const id = BigInt(row.id);
+  return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
+}
+
+export function tokenFromRow(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    hash: row.hash,
+    prefix: row.prefix,
+    scopes: row.scopes as Scope[],
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { runCli } from '../support/cli.js';
+import { postPlant, send } from '../support/http.js';
+import { pollUntil } from '../support/poll.js';
+import { assertCreatedOnce, raceCreate } from '../support/race.js';
+import { newToken, startServers, type ServerProcess } from '../support/server.js';
+import { createTestStore, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
+
+describe('two instances on one PostgreSQL database', suiteOptions('postgres'), () => {
+  let db: TestStore;
+  let a: ServerProcess;
+  let b: ServerProcess;
+  const token = newToken();
+  const cli = (args: string[]) => runCli(args, { DATABASE_URL: db.databaseUrl });
+  const status = async (url: string, t: string) =>
+    (await send(url, { path: '/plants?limit=1', headers: { authorization: `Bearer ${t}` } })).status;
+
+  before(async () => {
+    db = createTestStore('postgres');
+    // Started together on an empty schema with the same PLANT_STORE_TOKEN, as a deployment would.
+    [a, b] = (await startServers([
+      { databaseUrl: db.databaseUrl, token },
+      { databaseUrl: db.databaseUrl, token },
+    ])) as [ServerProcess, ServerProcess];
+  });
+  after(async () => {
+    await Promise.all([a?.dispose(), b?.dispose()]);
+    await db?.drop();
+  });
+
+  it('started together: the schema was migrated once and the bootstrap token registered once', async () => {
+    const schema = new URL(db.databaseUrl).searchParams.get('schema');
+    const versions = await postgresSql(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+    assert.deepEqual(
+      versions.rows.map((r: { version: number }) => r.version),
+      [1],
+    );
+    const tokens = cli(['token', 'list', '--json']).stdout.trim().split('\n');
+    assert.equal(tokens.length, 1, tokens.join('\n'));
+    assert.match(cli(['migrate']).stdout, /schema is up to date/);
+  });
+
+  it('reads through one instance, at once, what the other acknowledged', async () => {
+    for (const [writer, reader] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const id = writer === a ? 9223372036854775807n : -9223372036854775808n;
+      const created = await postPlant(writer.url, token, `{"id":${id},"name":"Monstera 🌿","tag":""}`);
+      assert.equal(created.status, 200);
+      const read = await send(reader.url, { path: `/plants/${id}`, headers: { authorization: `Bearer ${token}` } });
+      assert.equal(read.text, `{"id":${id},"name":"Monstera 🌿","tag":""}`);
+    }
+    const replaced = await send(b.url, {
+      method: 'PUT',
+      path: '/plants/9223372036854775807',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"name":"Swiss cheese plant"}',
+    });
+    assert.equal(replaced.status, 200);
+    const read = await send(a.url, { path: '/plants?limit=5', headers: { authorization: `Bearer ${token}` } });
+    assert.equal(
+      read.text,
+      '[{"id":-9223372036854775808,"name":"Monstera 🌿","tag":""},{"id":9223372036854775807,"name":"Swiss cheese plant"}]',
+    );
+    assert.equal((await postPlant(a.url, token, '{"id":-9223372036854775808,"name":"other"}')).status, 409);
+  });
+
+  it('creates one id once when both instances race to create it', async () => {
+    const urls = [a.url, b.url];
+    for (let round = 0; round < 10; round++) {
+      const id = 1_000_000n + BigInt(round);
+      const race = await raceCreate(urls, token, id, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+      await assertCreatedOnce(urls, token, id, race);
+    }
+    const identical = await raceCreate(urls, token, 2_000_000n, Array(8).fill('Same'));
+    await assertCreatedOnce(urls, token, 2_000_000n, identical);
+  });
+
+  it('a token created with the CLI works on both within 1 s; revoked, it stops on both within 1 s', async () => {
+    const created = cli(['token', 'create', '--name', 'ops', '--scope', 'plants:read']);
+    assert.equal(created.status, 0, created.stderr);
+    const fresh = created.stdout.trim();
+    const onBoth = (want: number) => async () =>
+      (await status(a.url, fresh)) === want && (await status(b.url, fresh)) === want;
+    assert.ok(await pollUntil(onBoth(200), 1000), 'the new token works on both instances within 1 s');
+    const id = (JSON.parse(cli(['token', 'list', '--json']).stdout.trim().split('\n').at(-1)!) as { id: string }).id;
+    assert.equal(cli(['token', 'revoke', id]).status, 0);
+    assert.ok(await pollUntil(onBoth(401), 1000), 'the revoked token fails on both instances within 1 s');
+    assert.equal(await status(a.url, token), 200, 'other tokens still work');
+  });
+});

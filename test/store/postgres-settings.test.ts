@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { postgresSettings } from '../../src/store/postgres/connection.js';
+import { isUnavailable, storeError } from '../../src/store/postgres/errors.js';
+import { StoreUnavailableError } from '../../src/store/store.js';
+
+describe('postgres connection settings', () => {
+  it('turns ?schema= into the search_path, keeps other options and the rest of the URL, bounds the pool', () => {
+    const s = postgresSettings('postgres://u:p@db:6543/plants?schema=tenant_1&options=-c%20work_mem%3D8MB', 7);
+    assert.equal(s.schema, 'tenant_1');
+    assert.equal(s.pool.options, '-c work_mem=8MB -c search_path=tenant_1');
+    assert.equal(s.pool.connectionString, 'postgres://u:p@db:6543/plants');
+    assert.equal(s.pool.max, 7);
+    assert.ok(Number(s.pool.query_timeout) > Number(s.pool.statement_timeout), 'the server cancels first');
+    assert.ok(Number(s.pool.connectionTimeoutMillis) > 0);
+  });
+
+  it('leaves the server search_path alone without ?schema=', () => {
+    const s = postgresSettings('postgresql://db/plants?sslmode=require', 10);
+    assert.equal(s.schema, undefined);
+    assert.equal(s.pool.options, undefined);
+    assert.equal(s.pool.connectionString, 'postgresql://db/plants?sslmode=require');
+  });
+});
+
+describe('postgres error mapping', () => {
+  const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+
+  it('calls outages unavailable: network errors, connection and shutdown states, driver time-outs', () => {
+    for (const err of [
+      coded('ECONNREFUSED'),
+      coded('ECONNRESET'),
+      coded('08006'),
+      coded('57P01'),
+      coded('57014'),
+      coded('53300'),
+      coded('40001'),
+      new Error('Connection terminated unexpectedly'),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('Query read timeout'),
+      new Error('Connection terminated due to connection timeout', { cause: new Error('timeout expired') }),
+      new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')]),
+    ]) {
+      assert.equal(isUnavailable(err), true, err.message || String((err as { code?: string }).code));
+      assert.ok(storeError(err) instanceof StoreUnavailableError);
+    }
+  });
+
+  it('leaves bugs and bad statements alone, so they stay 500s', () => {
+    for (const err of [coded('23505'), coded('42P01'), coded('22P02'), new TypeError('x is undefined'), 'text']) {
+      assert.equal(isUnavailable(err), false, String(err));
+      assert.equal(storeError(err), err);
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+/** The PostgreSQL server the postgres half of the suite uses; each test store is a schema of its own there. */
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+async function probePostgres(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message || String((err as { code?: string }).code) : String(err);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const postgresProblem = await probePostgres();
+if (postgresProblem !== undefined && process.env.CI === 'true') {
+  throw new Error(`PostgreSQL at ${POSTGRES_URL} is unreachable (${postgresProblem}); with CI=true that fails the run`);
+}
+
+/** Every store the HTTP and CLI suites run against; each suite is written once and looped over these. */
+export const stores: readonly StoreKind[] = ['sqlite', 'postgres'];
+
+/**
+ * Options for a store's `describe`: the postgres suites skip, saying why, when PostgreSQL cannot
+ * be reached outside CI (in CI the import above has already failed the run).
+ */
+export function suiteOptions(store: StoreKind): { skip?: string } {
+  if (store === 'postgres' && postgresProblem !== undefined) {
+    return { skip: `PostgreSQL at ${POSTGRES_URL} is unreachable (${postgresProblem}); set CI=true to fail instead` };
+  }
+  return {};
+}
+
+export interface TestStore {
+  kind: StoreKind;
+  databaseUrl: string;
+  /** Deletes everything the store held: the SQLite file's folder, or the PostgreSQL schema. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty store: a temporary SQLite file, or a PostgreSQL schema of its own (created by the first migration). */
+export function createTestStore(kind: StoreKind): TestStore {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-test-'));
+    return {
+      kind,
+      databaseUrl: `sqlite:${join(dir, 'plant-store.db')}`,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const schema = `plant_store_test_${randomBytes(6).toString('hex')}`;
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set('schema', schema);
+  return {
+    kind,
+    databaseUrl: url.toString(),
+    drop: async () => void (await postgresSql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)),
+  };
+}
+
+/** Runs one statement on the test PostgreSQL server, outside any store. */
+export async function postgresSql(text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export function storeKindOf(databaseUrl: string): StoreKind {
+  return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+}

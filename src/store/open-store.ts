@@ -1,15 +1,23 @@
 import type { StoreConfig } from '../config.js';
-import { PostgresStore } from './postgres/postgres-store.js';
-import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
-/** Opens the store a `DATABASE_URL` names (already validated by the config) and applies pending migrations. */
+/**
+ * Opens the store a `DATABASE_URL` names (already validated by the config) and applies pending
+ * migrations. Each store's module is loaded only when chosen: the PostgreSQL driver alone costs
+ * an embedded start ~100 ms.
+ */
 export async function openStore(config: StoreConfig): Promise<{ store: Store; migrated: number }> {
   const { databaseUrl } = config;
   let store: Store;
-  if (databaseUrl.startsWith('sqlite:')) store = new SqliteStore(databaseUrl.slice('sqlite:'.length));
-  else if (/^postgres(ql)?:\/\//.test(databaseUrl)) store = new PostgresStore(databaseUrl, config.poolSize);
-  else throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { SqliteStore } = await import('./sqlite/sqlite-store.js');
+    store = new SqliteStore(databaseUrl.slice('sqlite:'.length));
+  } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    const { PostgresStore } = await import('./postgres/postgres-store.js');
+    store = new PostgresStore(databaseUrl, config.poolSize);
+  } else {
+    throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
+  }
   try {
     return { store, migrated: await store.migrate() };
   } catch (err) {

@@ -1,6 +1,8 @@
 // JWT mode (PRODUCT §4): access tokens of an identity provider, verified against its JWKS,
 // served here by a local JWKS endpoint with keys made by jose. Every response is also checked
 // against the OpenAPI document by send().
+// SQLite only: a JWT is verified without the store, and the requests it admits are the same
+// ones the store-parameterised HTTP suites cover.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

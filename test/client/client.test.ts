@@ -3,76 +3,79 @@ import { after, before, describe, it } from 'node:test';
 import { createPlantStoreClient, type PlantStoreClient } from '../../src/client/index.js';
 import { conformingFetch } from '../support/http.js';
 import { startServer, type ServerProcess } from '../support/server.js';
+import { stores, suiteOptions } from '../support/stores.js';
 
 const MAX = 2n ** 63n - 1n;
 const PAST_2_53 = 2n ** 53n + 1n;
 
-describe('the typed client (plant-store/client) against a live server', () => {
-  let server: ServerProcess;
-  let client: PlantStoreClient;
+for (const store of stores) {
+  describe(`the typed client (plant-store/client) against a live server [${store}]`, suiteOptions(store), () => {
+    let server: ServerProcess;
+    let client: PlantStoreClient;
 
-  before(async () => {
-    server = await startServer();
-    // conformingFetch checks every response against the document, as send() does.
-    client = createPlantStoreClient({ baseUrl: server.url, token: server.token, fetch: conformingFetch });
-  });
-  after(() => server.dispose());
-
-  it('creates and reads back plants, ids past 2^53 exact as bigint', async () => {
-    for (const [id, name, tag] of [
-      [MAX, 'Monstera', 'tropical'],
-      [PAST_2_53, 'Pothos', undefined],
-    ] as const) {
-      const created = await client.POST('/plants', { body: { id, name, ...(tag !== undefined && { tag }) } });
-      assert.equal(created.response.status, 200);
-      assert.deepEqual(created.data, { name, ...(tag !== undefined && { tag }) });
-
-      const read = await client.GET('/plants/{id}', { params: { path: { id } } });
-      assert.deepEqual(read.data, { id, name, ...(tag !== undefined && { tag }) });
-      assert.equal(typeof read.data?.id, 'bigint');
-    }
-  });
-
-  it('reads small ids as numbers, lists a page with its Link, replaces and deletes', async () => {
-    assert.equal((await client.POST('/plants', { body: { id: 7, name: 'Fern' } })).response.status, 200);
-
-    const page = await client.GET('/plants', { params: { query: { limit: 1, after: 6 } } });
-    assert.deepEqual(page.data, [{ id: 7, name: 'Fern' }]);
-    assert.equal(page.response.headers.get('link'), `</plants?limit=1&after=7>; rel="next"`);
-
-    const replaced = await client.PUT('/plants/{id}', {
-      params: { path: { id: 7 } },
-      body: { name: 'Maidenhair fern' },
+    before(async () => {
+      server = await startServer({ store });
+      // conformingFetch checks every response against the document, as send() does.
+      client = createPlantStoreClient({ baseUrl: server.url, token: server.token, fetch: conformingFetch });
     });
-    assert.deepEqual(replaced.data, { name: 'Maidenhair fern' });
+    after(() => server.dispose());
 
-    const deleted = await client.DELETE('/plants/{id}', { params: { path: { id: 7 } } });
-    assert.equal(deleted.response.status, 204);
-    assert.equal(deleted.data, undefined);
-    const gone = await client.GET('/plants/{id}', { params: { path: { id: 7 } } });
-    assert.equal(gone.response.status, 404);
-    assert.equal(gone.error?.error, 404);
+    it('creates and reads back plants, ids past 2^53 exact as bigint', async () => {
+      for (const [id, name, tag] of [
+        [MAX, 'Monstera', 'tropical'],
+        [PAST_2_53, 'Pothos', undefined],
+      ] as const) {
+        const created = await client.POST('/plants', { body: { id, name, ...(tag !== undefined && { tag }) } });
+        assert.equal(created.response.status, 200);
+        assert.deepEqual(created.data, { name, ...(tag !== undefined && { tag }) });
+
+        const read = await client.GET('/plants/{id}', { params: { path: { id } } });
+        assert.deepEqual(read.data, { id, name, ...(tag !== undefined && { tag }) });
+        assert.equal(typeof read.data?.id, 'bigint');
+      }
+    });
+
+    it('reads small ids as numbers, lists a page with its Link, replaces and deletes', async () => {
+      assert.equal((await client.POST('/plants', { body: { id: 7, name: 'Fern' } })).response.status, 200);
+
+      const page = await client.GET('/plants', { params: { query: { limit: 1, after: 6 } } });
+      assert.deepEqual(page.data, [{ id: 7, name: 'Fern' }]);
+      assert.equal(page.response.headers.get('link'), `</plants?limit=1&after=7>; rel="next"`);
+
+      const replaced = await client.PUT('/plants/{id}', {
+        params: { path: { id: 7 } },
+        body: { name: 'Maidenhair fern' },
+      });
+      assert.deepEqual(replaced.data, { name: 'Maidenhair fern' });
+
+      const deleted = await client.DELETE('/plants/{id}', { params: { path: { id: 7 } } });
+      assert.equal(deleted.response.status, 204);
+      assert.equal(deleted.data, undefined);
+      const gone = await client.GET('/plants/{id}', { params: { path: { id: 7 } } });
+      assert.equal(gone.response.status, 404);
+      assert.equal(gone.error?.error, 404);
+    });
+
+    it('returns the Error body of a refused call, typed', async () => {
+      const anonymous = createPlantStoreClient({ baseUrl: server.url, fetch: conformingFetch });
+      const refused = await anonymous.POST('/plants', { body: { id: 1, name: 'Monstera' } });
+      assert.equal(refused.response.status, 401);
+      assert.equal(refused.data, undefined);
+      const message: string | undefined = refused.error?.message;
+      assert.equal(refused.error?.error, 401);
+      assert.match(message ?? '', /token|credential/i);
+
+      const conflict = await client.POST('/plants', { body: { id: MAX, name: 'Not a Monstera' } });
+      assert.equal(conflict.response.status, 409);
+      assert.equal(conflict.error?.error, 409);
+    });
+
+    it('is what the package exports as plant-store/client', async () => {
+      const resolved = import.meta.resolve('plant-store/client');
+      assert.match(resolved, /\/dist\/client\/index\.js$/);
+      const exported = (await import(resolved)) as Record<string, unknown>;
+      assert.equal(typeof exported.createPlantStoreClient, 'function');
+      assert.equal(import.meta.resolve('plant-store'), resolved);
+    });
   });
-
-  it('returns the Error body of a refused call, typed', async () => {
-    const anonymous = createPlantStoreClient({ baseUrl: server.url, fetch: conformingFetch });
-    const refused = await anonymous.POST('/plants', { body: { id: 1, name: 'Monstera' } });
-    assert.equal(refused.response.status, 401);
-    assert.equal(refused.data, undefined);
-    const message: string | undefined = refused.error?.message;
-    assert.equal(refused.error?.error, 401);
-    assert.match(message ?? '', /token|credential/i);
-
-    const conflict = await client.POST('/plants', { body: { id: MAX, name: 'Not a Monstera' } });
-    assert.equal(conflict.response.status, 409);
-    assert.equal(conflict.error?.error, 409);
-  });
-
-  it('is what the package exports as plant-store/client', async () => {
-    const resolved = import.meta.resolve('plant-store/client');
-    assert.match(resolved, /\/dist\/client\/index\.js$/);
-    const exported = (await import(resolved)) as Record<string, unknown>;
-    assert.equal(typeof exported.createPlantStoreClient, 'function');
-    assert.equal(import.meta.resolve('plant-store'), resolved);
-  });
-});
+}

@@ -20,6 +20,8 @@ const skip =
     ? `${CHROMIUM} is not installed (apt-get install -y chromium); with CI=true this test fails instead`
     : false;
 
+// One store: the page and the document behind it do not depend on it (a plant created from the
+// page goes through the same POST /plants the store suites cover).
 describe('the API reference at GET /docs, in Chromium', { skip }, () => {
   if (missing) {
     // Only with CI=true: CI must run the browser test, so a missing browser is a failure.

@@ -7,155 +7,169 @@ import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
 import { runCli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
+import { stores, suiteOptions } from '../support/stores.js';
 import { startServer, type ServerProcess } from '../support/server.js';
 
-let server: ServerProcess;
-let metricsUrl: string;
-let nextId = 1;
+for (const store of stores) {
+  describe(`GET /metrics [${store}]`, suiteOptions(store), () => {
+    let server: ServerProcess;
+    let metricsUrl: string;
+    let nextId = 1;
 
-before(async () => {
-  server = await startServer({ env: { METRICS_PORT: '0' } });
-  const line = server.stdout.find((l) => l.includes('metrics listening'));
-  assert.ok(line, `no "metrics listening" log line:\n${server.stdout.join('\n')}`);
-  metricsUrl = (JSON.parse(line) as { url: string }).url;
-});
-after(async () => server?.dispose());
-
-async function scrape(): Promise<{ text: string; families: Map<string, PrometheusFamily> }> {
-  const r = await send(server.url, { path: '/metrics', headers: { authorization: `Bearer ${server.token}` } });
-  assert.equal(r.status, 200, r.text);
-  assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
-  const families = new Map(parsePrometheusTextFormat(r.text).map((f) => [f.name, f]));
-  return { text: r.text, families };
-}
-
-/** The value of one counter or gauge sample; 0 when the labelled sample does not exist yet. */
-function value(families: Map<string, PrometheusFamily>, name: string, labels: Record<string, string> = {}): number {
-  const family = families.get(name);
-  assert.ok(family, `no metric ${name}`);
-  const sample = family.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
-  return sample ? Number(sample.value) : 0;
-}
-
-/**
- * A histogram series' count. The parser flattens labelled histograms into one series and
- * drops their count, so the `_count` line is read from the text (the parser has already
- * accepted the whole exposition).
- */
-function histogramCount(text: string, name: string, labels: string): number {
-  const match = new RegExp(`^${name}_count\\{${labels.replace(/[{}/]/g, '\\$&')}\\} (\\d+)$`, 'm').exec(text);
-  return match ? Number(match[1]) : 0;
-}
-
-describe('GET /metrics on the API port', () => {
-  it('refuses anonymous callers and tokens without metrics:read', async () => {
-    const anonymous = await send(server.url, { path: '/metrics' });
-    assert.equal(anonymous.status, 401);
-    assert.equal(anonymous.headers['www-authenticate'], 'Bearer realm="plant-store"');
-    assert.doesNotMatch(anonymous.text, /plant_store/);
-
-    const created = runCli(['token', 'create', '--name', 'reader', '--scope', 'plants:read'], {
-      DATABASE_URL: server.databaseUrl,
+    before(async () => {
+      server = await startServer({ store, env: { METRICS_PORT: '0' } });
+      const line = server.stdout.find((l) => l.includes('metrics listening'));
+      assert.ok(line, `no "metrics listening" log line:\n${server.stdout.join('\n')}`);
+      metricsUrl = (JSON.parse(line) as { url: string }).url;
     });
-    assert.equal(created.status, 0, created.stderr);
-    const r = await send(server.url, {
-      path: '/metrics',
-      headers: { authorization: `Bearer ${created.stdout.trim()}` },
+    after(async () => server?.dispose());
+
+    async function scrape(): Promise<{ text: string; families: Map<string, PrometheusFamily> }> {
+      const r = await send(server.url, { path: '/metrics', headers: { authorization: `Bearer ${server.token}` } });
+      assert.equal(r.status, 200, r.text);
+      assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+      const families = new Map(parsePrometheusTextFormat(r.text).map((f) => [f.name, f]));
+      return { text: r.text, families };
+    }
+
+    /** The value of one counter or gauge sample; 0 when the labelled sample does not exist yet. */
+    function value(families: Map<string, PrometheusFamily>, name: string, labels: Record<string, string> = {}): number {
+      const family = families.get(name);
+      assert.ok(family, `no metric ${name}`);
+      const sample = family.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+      return sample ? Number(sample.value) : 0;
+    }
+
+    /**
+     * A histogram series' count. The parser flattens labelled histograms into one series and
+     * drops their count, so the `_count` line is read from the text (the parser has already
+     * accepted the whole exposition).
+     */
+    function histogramCount(text: string, name: string, labels: string): number {
+      const match = new RegExp(`^${name}_count\\{${labels.replace(/[{}/]/g, '\\$&')}\\} (\\d+)$`, 'm').exec(text);
+      return match ? Number(match[1]) : 0;
+    }
+
+    describe('GET /metrics on the API port', () => {
+      it('refuses anonymous callers and tokens without metrics:read', async () => {
+        const anonymous = await send(server.url, { path: '/metrics' });
+        assert.equal(anonymous.status, 401);
+        assert.equal(anonymous.headers['www-authenticate'], 'Bearer realm="plant-store"');
+        assert.doesNotMatch(anonymous.text, /plant_store/);
+
+        const created = runCli(['token', 'create', '--name', 'reader', '--scope', 'plants:read'], {
+          DATABASE_URL: server.databaseUrl,
+        });
+        assert.equal(created.status, 0, created.stderr);
+        const r = await send(server.url, {
+          path: '/metrics',
+          headers: { authorization: `Bearer ${created.stdout.trim()}` },
+        });
+        assert.equal(r.status, 403);
+        assert.match(String(r.headers['www-authenticate']), /error="insufficient_scope", scope="metrics:read"/);
+      });
+
+      it('parses as Prometheus text and holds the documented families', async () => {
+        const { families } = await scrape();
+        for (const [name, type] of [
+          ['plant_store_http_requests_total', 'COUNTER'],
+          ['plant_store_http_request_duration_seconds', 'HISTOGRAM'],
+          ['plant_store_plants', 'GAUGE'],
+          ['plant_store_store_errors_total', 'COUNTER'],
+          ['plant_store_rate_limited_total', 'COUNTER'],
+          ['plant_store_overload_rejections_total', 'COUNTER'],
+          ['nodejs_eventloop_lag_seconds', 'GAUGE'],
+          ['nodejs_eventloop_lag_p99_seconds', 'GAUGE'],
+          ['process_cpu_user_seconds_total', 'COUNTER'],
+          ['process_resident_memory_bytes', 'GAUGE'],
+        ] as const) {
+          assert.equal(families.get(name)?.type, type, name);
+        }
+        // Group commits and the write backlog are SQLite's (README, Operating): PostgreSQL commits
+        // each write itself and has no backlog of its own.
+        const groupCommit = [
+          ['plant_store_store_commits_total', 'COUNTER'],
+          ['plant_store_store_committed_writes_total', 'COUNTER'],
+          ['plant_store_store_pending_writes', 'GAUGE'],
+        ] as const;
+        for (const [name, type] of groupCommit) {
+          assert.equal(families.get(name)?.type, store === 'sqlite' ? type : undefined, name);
+        }
+      });
+
+      it('moves its counters with traffic, labelled by route template and status', async () => {
+        const before = await scrape();
+        const created = { method: 'POST', route: '/plants', status: '200' };
+        const missing = { method: 'GET', route: '/plants/{id}', status: '404' };
+        const unknown = { method: 'GET', route: 'none', status: '404' };
+        const series = 'method="POST",route="/plants",status="200"';
+
+        for (let i = 0; i < 3; i++) {
+          assert.equal((await postPlant(server.url, server.token, `{"id":${nextId++},"name":"m"}`)).status, 200);
+        }
+        const headers = { authorization: `Bearer ${server.token}` };
+        assert.equal((await send(server.url, { path: '/plants/987654321', headers })).status, 404);
+        assert.equal((await send(server.url, { path: '/nope/a/b?c=d' })).status, 404);
+
+        const now = await scrape();
+        const moved = (labels: Record<string, string>) =>
+          value(now.families, 'plant_store_http_requests_total', labels) -
+          value(before.families, 'plant_store_http_requests_total', labels);
+        assert.equal(moved(created), 3);
+        assert.equal(moved(missing), 1, 'a path with an id is counted under its template');
+        assert.equal(moved(unknown), 1, 'an unknown path is counted under "none", never its raw URL');
+        assert.ok(!now.text.includes('/nope'), 'raw URLs never become labels');
+        assert.equal(
+          histogramCount(now.text, 'plant_store_http_request_duration_seconds', series) -
+            histogramCount(before.text, 'plant_store_http_request_duration_seconds', series),
+          3,
+        );
+        if (store === 'sqlite') {
+          assert.ok(
+            value(now.families, 'plant_store_store_committed_writes_total') -
+              value(before.families, 'plant_store_store_committed_writes_total') >=
+              3,
+          );
+          assert.ok(value(now.families, 'plant_store_store_commits_total') >= 1);
+        }
+        assert.equal(value(now.families, 'plant_store_store_errors_total'), 0);
+
+        // The plant count is cached for a few seconds: wait for it to catch up (bounded).
+        let plants = value(now.families, 'plant_store_plants');
+        for (let i = 0; i < 80 && plants !== nextId - 1; i++) {
+          await sleep(100);
+          plants = value((await scrape()).families, 'plant_store_plants');
+        }
+        assert.equal(plants, nextId - 1);
+      });
     });
-    assert.equal(r.status, 403);
-    assert.match(String(r.headers['www-authenticate']), /error="insufficient_scope", scope="metrics:read"/);
+
+    describe('the credential-free metrics listener (METRICS_PORT)', () => {
+      it('serves GET /metrics without a credential, and nothing else', async () => {
+        const r = await fetch(metricsUrl);
+        assert.equal(r.status, 200);
+        assert.match(r.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+        const families = new Map(parsePrometheusTextFormat(await r.text()).map((f) => [f.name, f]));
+        assert.ok(value(families, 'plant_store_http_requests_total', { route: '/plants', status: '200' }) >= 1);
+
+        const other = await fetch(new URL('/plants', metricsUrl));
+        assert.equal(other.status, 404);
+        assert.deepEqual(Object.keys((await other.json()) as object).sort(), ['error', 'message']);
+        const post = await fetch(metricsUrl, { method: 'POST' });
+        assert.equal(post.status, 405);
+        assert.equal(post.headers.get('allow'), 'GET');
+        await post.body?.cancel();
+      });
+
+      it('is off unless METRICS_PORT is set', async () => {
+        const plain = await startServer({ store });
+        try {
+          assert.ok(!plain.stdout.some((l) => l.includes('metrics listening')), plain.stdout.join('\n'));
+          assert.equal((await send(plain.url, { path: '/metrics' })).status, 401);
+        } finally {
+          await plain.dispose();
+        }
+      });
+    });
   });
-
-  it('parses as Prometheus text and holds the documented families', async () => {
-    const { families } = await scrape();
-    for (const [name, type] of [
-      ['plant_store_http_requests_total', 'COUNTER'],
-      ['plant_store_http_request_duration_seconds', 'HISTOGRAM'],
-      ['plant_store_plants', 'GAUGE'],
-      ['plant_store_store_errors_total', 'COUNTER'],
-      ['plant_store_store_commits_total', 'COUNTER'],
-      ['plant_store_store_committed_writes_total', 'COUNTER'],
-      ['plant_store_store_pending_writes', 'GAUGE'],
-      ['plant_store_rate_limited_total', 'COUNTER'],
-      ['plant_store_overload_rejections_total', 'COUNTER'],
-      ['nodejs_eventloop_lag_seconds', 'GAUGE'],
-      ['nodejs_eventloop_lag_p99_seconds', 'GAUGE'],
-      ['process_cpu_user_seconds_total', 'COUNTER'],
-      ['process_resident_memory_bytes', 'GAUGE'],
-    ] as const) {
-      assert.equal(families.get(name)?.type, type, name);
-    }
-  });
-
-  it('moves its counters with traffic, labelled by route template and status', async () => {
-    const before = await scrape();
-    const created = { method: 'POST', route: '/plants', status: '200' };
-    const missing = { method: 'GET', route: '/plants/{id}', status: '404' };
-    const unknown = { method: 'GET', route: 'none', status: '404' };
-    const series = 'method="POST",route="/plants",status="200"';
-
-    for (let i = 0; i < 3; i++) {
-      assert.equal((await postPlant(server.url, server.token, `{"id":${nextId++},"name":"m"}`)).status, 200);
-    }
-    const headers = { authorization: `Bearer ${server.token}` };
-    assert.equal((await send(server.url, { path: '/plants/987654321', headers })).status, 404);
-    assert.equal((await send(server.url, { path: '/nope/a/b?c=d' })).status, 404);
-
-    const now = await scrape();
-    const moved = (labels: Record<string, string>) =>
-      value(now.families, 'plant_store_http_requests_total', labels) -
-      value(before.families, 'plant_store_http_requests_total', labels);
-    assert.equal(moved(created), 3);
-    assert.equal(moved(missing), 1, 'a path with an id is counted under its template');
-    assert.equal(moved(unknown), 1, 'an unknown path is counted under "none", never its raw URL');
-    assert.ok(!now.text.includes('/nope'), 'raw URLs never become labels');
-    assert.equal(
-      histogramCount(now.text, 'plant_store_http_request_duration_seconds', series) -
-        histogramCount(before.text, 'plant_store_http_request_duration_seconds', series),
-      3,
-    );
-    assert.ok(
-      value(now.families, 'plant_store_store_committed_writes_total') -
-        value(before.families, 'plant_store_store_committed_writes_total') >=
-        3,
-    );
-    assert.ok(value(now.families, 'plant_store_store_commits_total') >= 1);
-    assert.equal(value(now.families, 'plant_store_store_errors_total'), 0);
-
-    // The plant count is cached for a few seconds: wait for it to catch up (bounded).
-    let plants = value(now.families, 'plant_store_plants');
-    for (let i = 0; i < 80 && plants !== nextId - 1; i++) {
-      await sleep(100);
-      plants = value((await scrape()).families, 'plant_store_plants');
-    }
-    assert.equal(plants, nextId - 1);
-  });
-});
-
-describe('the credential-free metrics listener (METRICS_PORT)', () => {
-  it('serves GET /metrics without a credential, and nothing else', async () => {
-    const r = await fetch(metricsUrl);
-    assert.equal(r.status, 200);
-    assert.match(r.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-    const families = new Map(parsePrometheusTextFormat(await r.text()).map((f) => [f.name, f]));
-    assert.ok(value(families, 'plant_store_http_requests_total', { route: '/plants', status: '200' }) >= 1);
-
-    const other = await fetch(new URL('/plants', metricsUrl));
-    assert.equal(other.status, 404);
-    assert.deepEqual(Object.keys((await other.json()) as object).sort(), ['error', 'message']);
-    const post = await fetch(metricsUrl, { method: 'POST' });
-    assert.equal(post.status, 405);
-    assert.equal(post.headers.get('allow'), 'GET');
-    await post.body?.cancel();
-  });
-
-  it('is off unless METRICS_PORT is set', async () => {
-    const plain = await startServer();
-    try {
-      assert.ok(!plain.stdout.some((l) => l.includes('metrics listening')), plain.stdout.join('\n'));
-      assert.equal((await send(plain.url, { path: '/metrics' })).status, 401);
-    } finally {
-      await plain.dispose();
-    }
-  });
-});
+}

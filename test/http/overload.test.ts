@@ -2,6 +2,7 @@
 // event loop's delay, requests get 503 with Retry-After at once; probes and metrics still
 // answer; service resumes by itself. In process, so the triggers are deterministic: a store
 // whose backlog the test sets, and an event loop the test blocks.
+// SQLite only: both triggers are set by the test, so the store under them does not matter.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

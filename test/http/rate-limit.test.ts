@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { runCli } from '../support/cli.js';
 import { postPlant, send, type RawResponse } from '../support/http.js';
 import { newToken, startServer, type ServerProcess } from '../support/server.js';
+import { stores, suiteOptions } from '../support/stores.js';
 
 // Long enough that a handful of requests on loopback always fall in one window.
 const WINDOW_SECONDS = 4;
@@ -48,99 +49,102 @@ async function until(
   return seen;
 }
 
-describe('rate limits', () => {
-  let server: ServerProcess;
-  before(async () => {
-    server = await startServer({
-      env: {
-        RATE_LIMIT_PER_MINUTE: '5',
-        AUTH_FAILURE_LIMIT_PER_MINUTE: '3',
-        RATE_LIMIT_WINDOW_SECONDS: String(WINDOW_SECONDS),
-      },
+for (const store of stores) {
+  describe(`rate limits [${store}]`, suiteOptions(store), () => {
+    let server: ServerProcess;
+    before(async () => {
+      server = await startServer({
+        store,
+        env: {
+          RATE_LIMIT_PER_MINUTE: '5',
+          AUTH_FAILURE_LIMIT_PER_MINUTE: '3',
+          RATE_LIMIT_WINDOW_SECONDS: String(WINDOW_SECONDS),
+        },
+      });
+    });
+    after(async () => server?.dispose());
+
+    it('counts requests per token: 429 past the limit, other tokens unaffected, then recovery', async () => {
+      const created = runCli(['token', 'create', '--name', 'other'], { DATABASE_URL: server.databaseUrl });
+      assert.equal(created.status, 0, created.stderr);
+      const other = created.stdout.trim();
+
+      const seen = await until(
+        () => postPlant(server.url, server.token, body()),
+        (r) => r.status === 429,
+        30,
+      );
+      const limited = seen.at(-1)!;
+      assert429(limited, 5);
+      assert.match((limited.json as { message: string }).message, /too many requests for this token/);
+      const admitted = seen.filter((r) => r.status === 200);
+      assert.ok(admitted.length >= 5, `the limit is 5 a window, yet only ${admitted.length} got through`);
+      for (const r of admitted) {
+        assert.equal(r.headers['ratelimit-limit'], '5');
+        assert.ok(Number(r.headers['ratelimit-remaining']) <= 4);
+        assert.ok(Number(r.headers['ratelimit-reset']) >= 1);
+      }
+
+      // Limited, the token gets 429 before its body's media type (415) or JSON (400) is looked at.
+      assert429(await postPlant(server.url, server.token, '{}', { 'content-type': 'text/plain' }), 5);
+      assert429(await postPlant(server.url, server.token, '{"id":'), 5);
+
+      assert.equal((await postPlant(server.url, other, body())).status, 200, 'another token has its own count');
+
+      const recovered = await until(
+        () => postPlant(server.url, server.token, body()),
+        (r) => r.status === 200,
+        40,
+        100,
+      );
+      assert.equal(recovered.at(-1)!.status, 200, 'the token works again once the window has passed');
+    });
+
+    it('counts refused credentials per address: 429 even for a valid token, then recovery', async () => {
+      const seen = await until(
+        () => getPlants(server.url, `Bearer ${newToken()}`),
+        (r) => r.status === 429,
+        20,
+      );
+      const limited = seen.at(-1)!;
+      assert429(limited, 3);
+      assert.match((limited.json as { message: string }).message, /too many refused credentials from this address/);
+      assert.ok(seen.filter((r) => r.status === 401).length >= 3);
+      for (const r of seen.slice(0, -1)) assert.equal(r.status, 401);
+
+      // The address is blocked before any token is looked at, so guessing stops paying off.
+      assert429(await getPlants(server.url, `Bearer ${server.token}`), 3);
+      // A request without a credential is not an attempt: still the plain 401 challenge.
+      assert.equal((await getPlants(server.url)).status, 401);
+
+      const recovered = await until(
+        () => getPlants(server.url, `Bearer ${server.token}`),
+        (r) => r.status === 200,
+        40,
+        100,
+      );
+      assert.equal(recovered.at(-1)!.status, 200, 'the address may try again once the window has passed');
     });
   });
-  after(async () => server?.dispose());
 
-  it('counts requests per token: 429 past the limit, other tokens unaffected, then recovery', async () => {
-    const created = runCli(['token', 'create', '--name', 'other'], { DATABASE_URL: server.databaseUrl });
-    assert.equal(created.status, 0, created.stderr);
-    const other = created.stdout.trim();
-
-    const seen = await until(
-      () => postPlant(server.url, server.token, body()),
-      (r) => r.status === 429,
-      30,
-    );
-    const limited = seen.at(-1)!;
-    assert429(limited, 5);
-    assert.match((limited.json as { message: string }).message, /too many requests for this token/);
-    const admitted = seen.filter((r) => r.status === 200);
-    assert.ok(admitted.length >= 5, `the limit is 5 a window, yet only ${admitted.length} got through`);
-    for (const r of admitted) {
-      assert.equal(r.headers['ratelimit-limit'], '5');
-      assert.ok(Number(r.headers['ratelimit-remaining']) <= 4);
-      assert.ok(Number(r.headers['ratelimit-reset']) >= 1);
-    }
-
-    // Limited, the token gets 429 before its body's media type (415) or JSON (400) is looked at.
-    assert429(await postPlant(server.url, server.token, '{}', { 'content-type': 'text/plain' }), 5);
-    assert429(await postPlant(server.url, server.token, '{"id":'), 5);
-
-    assert.equal((await postPlant(server.url, other, body())).status, 200, 'another token has its own count');
-
-    const recovered = await until(
-      () => postPlant(server.url, server.token, body()),
-      (r) => r.status === 200,
-      40,
-      100,
-    );
-    assert.equal(recovered.at(-1)!.status, 200, 'the token works again once the window has passed');
+  describe(`rate limits with the defaults [${store}]`, suiteOptions(store), () => {
+    it('do not limit a busy token, and missing credentials are not counted as failures', async () => {
+      const server = await startServer({ store });
+      try {
+        for (let i = 0; i < 100; i++) assert.equal((await getPlants(server.url)).status, 401);
+        const r = await getPlants(server.url, `Bearer ${server.token}`);
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.headers['ratelimit-limit'], '600000');
+        const burst = await Promise.all(
+          Array.from({ length: 200 }, () => postPlant(server.url, server.token, body()).then((x) => x.status)),
+        );
+        assert.deepEqual(new Set(burst), new Set([200]));
+      } finally {
+        await server.dispose();
+      }
+    });
   });
-
-  it('counts refused credentials per address: 429 even for a valid token, then recovery', async () => {
-    const seen = await until(
-      () => getPlants(server.url, `Bearer ${newToken()}`),
-      (r) => r.status === 429,
-      20,
-    );
-    const limited = seen.at(-1)!;
-    assert429(limited, 3);
-    assert.match((limited.json as { message: string }).message, /too many refused credentials from this address/);
-    assert.ok(seen.filter((r) => r.status === 401).length >= 3);
-    for (const r of seen.slice(0, -1)) assert.equal(r.status, 401);
-
-    // The address is blocked before any token is looked at, so guessing stops paying off.
-    assert429(await getPlants(server.url, `Bearer ${server.token}`), 3);
-    // A request without a credential is not an attempt: still the plain 401 challenge.
-    assert.equal((await getPlants(server.url)).status, 401);
-
-    const recovered = await until(
-      () => getPlants(server.url, `Bearer ${server.token}`),
-      (r) => r.status === 200,
-      40,
-      100,
-    );
-    assert.equal(recovered.at(-1)!.status, 200, 'the address may try again once the window has passed');
-  });
-});
-
-describe('rate limits with the defaults', () => {
-  it('do not limit a busy token, and missing credentials are not counted as failures', async () => {
-    const server = await startServer();
-    try {
-      for (let i = 0; i < 100; i++) assert.equal((await getPlants(server.url)).status, 401);
-      const r = await getPlants(server.url, `Bearer ${server.token}`);
-      assert.equal(r.status, 200, r.text);
-      assert.equal(r.headers['ratelimit-limit'], '600000');
-      const burst = await Promise.all(
-        Array.from({ length: 200 }, () => postPlant(server.url, server.token, body()).then((x) => x.status)),
-      );
-      assert.deepEqual(new Set(burst), new Set([200]));
-    } finally {
-      await server.dispose();
-    }
-  });
-});
+}
 
 // Shared limits: two instances counting in one Redis. Needs redis-server (Debian's package);
 // without it the test is skipped, except with CI=true, where it fails (.ci/run installs it).
@@ -177,51 +181,56 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe('rate limits shared through Redis', { skip }, () => {
-  let redis: ChildProcess | undefined;
-  const servers: ServerProcess[] = [];
-  let port = 0;
+for (const store of stores) {
+  describe(`rate limits shared through Redis [${store}]`, { skip, ...suiteOptions(store) }, () => {
+    let redis: ChildProcess | undefined;
+    const servers: ServerProcess[] = [];
+    let port = 0;
 
-  before(async () => {
-    assert.ok(REDIS, 'redis-server is not installed');
-    port = await freePort();
-    redis = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
+    before(async () => {
+      assert.ok(REDIS, 'redis-server is not installed');
+      port = await freePort();
+      redis = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+      const token = newToken();
+      const env = {
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        RATE_LIMIT_PER_MINUTE: '6',
+        AUTH_FAILURE_LIMIT_PER_MINUTE: '4',
+      };
+      await waitForPort(port);
+      // Two instances of one store, as behind a load balancer.
+      servers.push(await startServer({ store, env, token }));
+      servers.push(await startServer({ databaseUrl: servers[0]!.databaseUrl, env, token }));
     });
-    const token = newToken();
-    const env = {
-      REDIS_URL: `redis://127.0.0.1:${port}`,
-      RATE_LIMIT_PER_MINUTE: '6',
-      AUTH_FAILURE_LIMIT_PER_MINUTE: '4',
-    };
-    await waitForPort(port);
-    for (let i = 0; i < 2; i++) servers.push(await startServer({ env, token }));
-  });
-  after(async () => {
-    for (const s of servers) await s.dispose();
-    redis?.kill('SIGKILL');
-  });
+    after(async () => {
+      // The second instance first: the first one's dispose drops the store they share.
+      for (const s of servers.reverse()) await s.dispose();
+      redis?.kill('SIGKILL');
+    });
 
-  it('counts one token across instances', async () => {
-    const [a, b] = servers as [ServerProcess, ServerProcess];
-    const seen: RawResponse[] = [];
-    for (let i = 0; i < 20 && seen.at(-1)?.status !== 429; i++) {
-      seen.push(await postPlant((i % 2 ? b : a).url, a.token, body()));
-    }
-    assert429(seen.at(-1)!, 6, 60);
-    assert.equal(seen.length, 7, 'six requests over two instances, then 429');
-    // The other instance says the same.
-    const other = seen.length % 2 ? b : a;
-    assert.equal((await postPlant(other.url, a.token, body())).status, 429);
-  });
+    it('counts one token across instances', async () => {
+      const [a, b] = servers as [ServerProcess, ServerProcess];
+      const seen: RawResponse[] = [];
+      for (let i = 0; i < 20 && seen.at(-1)?.status !== 429; i++) {
+        seen.push(await postPlant((i % 2 ? b : a).url, a.token, body()));
+      }
+      assert429(seen.at(-1)!, 6, 60);
+      assert.equal(seen.length, 7, 'six requests over two instances, then 429');
+      // The other instance says the same.
+      const other = seen.length % 2 ? b : a;
+      assert.equal((await postPlant(other.url, a.token, body())).status, 429);
+    });
 
-  it('counts refused credentials from one address across instances', async () => {
-    const [a, b] = servers as [ServerProcess, ServerProcess];
-    const seen: RawResponse[] = [];
-    for (let i = 0; i < 20 && seen.at(-1)?.status !== 429; i++) {
-      seen.push(await getPlants((i % 2 ? b : a).url, `Bearer ${newToken()}`));
-    }
-    assert.equal(seen.at(-1)!.status, 429);
-    assert.equal(seen.length, 5, 'four refusals over two instances, then 429');
+    it('counts refused credentials from one address across instances', async () => {
+      const [a, b] = servers as [ServerProcess, ServerProcess];
+      const seen: RawResponse[] = [];
+      for (let i = 0; i < 20 && seen.at(-1)?.status !== 429; i++) {
+        seen.push(await getPlants((i % 2 ? b : a).url, `Bearer ${newToken()}`));
+      }
+      assert.equal(seen.at(-1)!.status, 429);
+      assert.equal(seen.length, 5, 'four refusals over two instances, then 429');
+    });
   });
-});
+}

@@ -134,6 +134,7 @@ function seedViolations(doc: JsonObject): string[] {
   return problems;
 }
 
+// One store: the document the server serves does not depend on it.
 describe('the seed contract', () => {
   let server: ServerProcess;
   let served: JsonObject;

@@ -53,7 +53,10 @@ export interface Store {
   deletePlant(id: bigint): Promise<PlantRecord | undefined>;
   /** How many plants the store holds (for metrics; may take a few ms on millions). */
   countPlants(): Promise<number>;
-  /** Writes accepted but not yet committed: how far the store has fallen behind (overload bound). */
+  /**
+   * Work accepted but not yet begun by the store: writes waiting for a commit (SQLite), operations
+   * waiting for a pooled connection (PostgreSQL). How far it has fallen behind (overload bound).
+   */
   pendingWrites?(): number;
   /** Group commit figures for stores that batch writes: commits so far and the writes they carried. */
   writeStats?(): { commits: number; writes: number };

@@ -65,6 +65,11 @@ export class PostgresStore implements Store {
     });
   }
 
+  /** Operations waiting for a pooled connection: how far this instance has fallen behind. */
+  pendingWrites(): number {
+    return this.pool.waitingCount;
+  }
+
   migrate(): Promise<number> {
     return this.withClient((client) => runMigrations(client, this.schema));
   }

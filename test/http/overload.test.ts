@@ -52,9 +52,25 @@ async function eventually(check: () => Promise<boolean>, tries = 50): Promise<bo
 describe('overload protection', () => {
   let dir: string;
   let store: SqliteStore;
-  let app: FastifyInstance;
   let token: string;
   let backlog = 0;
+  const apps: FastifyInstance[] = [];
+
+  // Each trigger gets its own app with only its own bound on, so a machine made slow by other
+  // work cannot trip the other bound and answer for the wrong reason.
+  async function guardedApp(bounds: Record<string, string>): Promise<FastifyInstance> {
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: `sqlite:${join(dir, 'store.db')}`,
+      MAX_WRITE_BACKLOG: '0',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      ...bounds,
+    });
+    const app = await buildApp({ config, store });
+    await app.ready();
+    apps.push(app);
+    return app;
+  }
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'plant-store-overload-'));
@@ -63,22 +79,15 @@ describe('overload protection', () => {
     token = (await createToken(store, { name: 'overload' })).token;
     // The real store, with its backlog under the test's control.
     store.pendingWrites = () => backlog;
-    const config = loadConfig({
-      LOG_LEVEL: 'silent',
-      DATABASE_URL: `sqlite:${join(dir, 'store.db')}`,
-      MAX_WRITE_BACKLOG: '100',
-      MAX_EVENT_LOOP_DELAY_MS: '20',
-    });
-    app = await buildApp({ config, store });
-    await app.ready();
   });
   after(async () => {
-    await app?.close();
+    for (const app of apps) await app.close();
     await store?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('answers 503 with Retry-After while the store is behind on writes, then resumes', async () => {
+    const app = await guardedApp({ MAX_WRITE_BACKLOG: '100' });
     assert.equal((await request(app, 'POST', '/plants', token)).status, 200);
     backlog = 101;
     assert.ok(await eventually(async () => (await request(app, 'GET', '/plants', token)).status === 503));
@@ -99,8 +108,10 @@ describe('overload protection', () => {
   });
 
   it('answers 503 with Retry-After after the event loop fell behind, then resumes', async () => {
+    // 500 ms: far above what a busy machine adds to the mean delay, far below a 3 s block.
+    const app = await guardedApp({ MAX_EVENT_LOOP_DELAY_MS: '500' });
     // Block this process's event loop for 3 s: the next one-second sample sees a mean delay
-    // far past the 20 ms bound, whatever the ticks before it.
+    // far past the bound, whatever the ticks before it.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);
     await sleep(20); // let the overdue sample run
     assert503(await request(app, 'GET', '/plants', token), /the server is overloaded/);

@@ -1,0 +1,156 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebhookConfig } from '../config.js';
+import type { Store } from '../store/store.js';
+import { send } from './send.js';
+import { sign } from './signing.js';
+import type { AttemptResult, DueDelivery } from './types.js';
+import type { WebhookMetrics } from './metrics.js';
+
+/** A claim outlives the longest attempt by this much, so a crashed instance's claims expire soon after. */
+const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * Exponential backoff with full jitter: after the n-th failed attempt, a delay drawn between the
+ * base and min(max, base * 2^(n-1)). A Retry-After asks for at least its delay.
+ */
+export function retryDelay(
+  attempts: number,
+  config: WebhookConfig,
+  retryAfterMs: number | null,
+  random = Math.random,
+): number {
+  const ceiling = Math.min(config.backoffMaxMs, config.backoffBaseMs * 2 ** Math.min(attempts - 1, 40));
+  const jittered = config.backoffBaseMs + random() * Math.max(0, ceiling - config.backoffBaseMs);
+  return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
+}
+
+/**
+ * Delivers the outbox: claims due deliveries (a lease, so several instances never send the
+ * same one at once), POSTs each, and records the outcome. One per server process; the API's
+ * write path only inserts outbox rows and never waits on it.
+ */
+export class Dispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private inFlight = new Set<Promise<void>>();
+  private ticking = false;
+  private again = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: WebhookConfig,
+    private readonly log: FastifyBaseLogger,
+    private readonly metrics: WebhookMetrics,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Something was written here: look for due deliveries now rather than at the next poll. */
+  nudge(): void {
+    if (this.running) this.schedule(0);
+  }
+
+  /** Stops claiming and waits for the attempts in flight (each bounded by the time-out). */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    let claimed = 0;
+    try {
+      const room = this.config.concurrency - this.inFlight.size;
+      if (room > 0) {
+        const now = Date.now();
+        const due = await this.store.claimDeliveries(now, now + this.config.timeoutMs + LEASE_MARGIN_MS, room);
+        claimed = due.length;
+        for (const d of due) {
+          const p = this.attempt(d).finally(() => {
+            this.inFlight.delete(p);
+            // A finished attempt may unblock the next event of its plant.
+            this.nudge();
+          });
+          this.inFlight.add(p);
+        }
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'webhook dispatcher could not claim deliveries');
+    } finally {
+      this.ticking = false;
+    }
+    if (!this.running) return;
+    const more = this.again || (claimed > 0 && this.inFlight.size < this.config.concurrency);
+    this.again = false;
+    this.schedule(more ? 0 : this.config.pollIntervalMs);
+  }
+
+  private async attempt(d: DueDelivery): Promise<void> {
+    const started = Date.now();
+    const timestamp = Math.floor(started / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'plant-store-webhooks',
+      'webhook-id': d.eventId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': sign(d.secret, d.eventId, timestamp, d.body),
+      'webhook-event-type': d.type,
+    };
+    const r = await send(d.url, headers, d.body, this.config.timeoutMs, this.config.allowPrivate);
+    const at = Date.now();
+    const attempts = d.attempts + 1;
+    const ok = r.status !== null && r.status >= 200 && r.status < 300;
+    const gone = r.status === 410;
+    let outcome: AttemptResult['outcome'] = 'delivered';
+    let nextAttemptAt = at;
+    if (!ok) {
+      nextAttemptAt = at + retryDelay(attempts, this.config, r.retryAfterMs);
+      outcome = gone || nextAttemptAt > d.eventCreatedAt + this.config.retryWindowMs ? 'failed' : 'retry';
+    }
+    const error = ok ? null : (r.error ?? `HTTP ${r.status}`);
+    const result: AttemptResult = {
+      eventSeq: d.eventSeq,
+      endpointId: d.endpointId,
+      at,
+      status: r.status,
+      error,
+      outcome,
+      nextAttemptAt,
+      disableEndpoint: gone ? 'the endpoint answered 410 Gone' : null,
+    };
+    this.metrics.attempt(outcome, (at - d.eventCreatedAt) / 1000);
+    const entry = {
+      webhookId: d.eventId,
+      type: d.type,
+      endpoint: d.endpointId,
+      attempt: attempts,
+      status: r.status,
+      ms: at - started,
+      outcome,
+      ...(error !== null && { error }),
+      ...(outcome === 'retry' && { retryInMs: nextAttemptAt - at }),
+    };
+    if (ok) this.log.info(entry, 'webhook delivered');
+    else if (gone) this.log.warn(entry, 'webhook endpoint answered 410 Gone: disabled');
+    else this.log.warn(entry, outcome === 'failed' ? 'webhook delivery given up' : 'webhook attempt failed');
+    await this.store.recordAttempt(result).catch((err: unknown) => {
+      // The lease expires and the delivery is attempted again: at-least-once.
+      this.log.error({ err, webhookId: d.eventId }, 'could not record a webhook attempt');
+    });
+  }
+}

@@ -30,6 +30,8 @@ export interface WebhookConfig {
   pollIntervalMs: number;
   /** Most attempts in flight per process. */
   concurrency: number;
+  /** 32 bytes: endpoint secrets are stored encrypted with AES-256-GCM under it; undefined: stored as is. */
+  secretKey: Buffer | undefined;
 }
 
 export interface Config extends StoreConfig {
@@ -213,6 +215,14 @@ function duration(env: Env, name: string, fallback: number): number {
   return ms;
 }
 
+function secretKey(env: Env): Buffer | undefined {
+  const v = env.WEBHOOK_SECRET_KEY;
+  if (v === undefined || v === '') return undefined;
+  const key = /^[A-Za-z0-9+/]+=*$/.test(v) ? Buffer.from(v, 'base64') : Buffer.alloc(0);
+  if (key.length === 32) return key;
+  throw new ConfigError('WEBHOOK_SECRET_KEY must be 32 bytes in base64 (openssl rand -base64 32)');
+}
+
 export function loadWebhookConfig(env: Env): WebhookConfig {
   return {
     allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
@@ -222,6 +232,7 @@ export function loadWebhookConfig(env: Env): WebhookConfig {
     backoffMaxMs: int(env, 'WEBHOOK_BACKOFF_MAX_MS', 1, 86_400_000, 3_600_000),
     pollIntervalMs: int(env, 'WEBHOOK_POLL_INTERVAL_MS', 10, 60_000, 1_000),
     concurrency: int(env, 'WEBHOOK_CONCURRENCY', 1, 1000, 16),
+    secretKey: secretKey(env),
   };
 }
 

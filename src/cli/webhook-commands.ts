@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { loadWebhookConfig } from '../config.js';
 import { checkSubscriberUrl } from '../events/address-guard.js';
-import { newSecret } from '../events/signing.js';
+import { newSecret, sealSecret } from '../events/signing.js';
 import { EVENT_TYPES, type EventType } from '../events/types.js';
 import { fail } from './output.js';
 import { printTable } from './table.js';
@@ -33,19 +33,21 @@ export function webhookCommands(program: Command): void {
     .option('--events <list>', 'comma-separated: created, updated, deleted', 'created,updated,deleted')
     .action(async (url: string, opts: { events: string }) => {
       const events = parseEvents(opts.events);
-      const problem = await checkSubscriberUrl(url, loadWebhookConfig(process.env).allowPrivate);
+      const config = loadWebhookConfig(process.env);
+      const problem = await checkSubscriberUrl(url, config.allowPrivate);
       if (problem !== undefined) fail(problem);
+      const secret = newSecret();
       const endpoint = {
         id: `ep_${randomBytes(12).toString('base64url')}`,
         url: new URL(url).href,
         events,
-        secret: newSecret(),
+        secret: sealSecret(secret, config.secretKey),
         enabled: true,
         disabledReason: null,
         createdAt: new Date(),
       };
       await withStore((store) => store.insertEndpoint(endpoint));
-      process.stdout.write(`${endpoint.id}\n${endpoint.secret}\n`);
+      process.stdout.write(`${endpoint.id}\n${secret}\n`);
       process.stderr.write(`plant-store: the secret above is shown only this once; store it with the receiver\n`);
     });
 

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebhookConfig } from '../config.js';
 import type { Store } from '../store/store.js';
-import { send } from './send.js';
-import { sign } from './signing.js';
+import { send, type SendResult } from './send.js';
+import { openSecret, sign } from './signing.js';
 import type { AttemptResult, DueDelivery } from './types.js';
 import type { WebhookMetrics } from './metrics.js';
 
@@ -103,15 +103,22 @@ export class Dispatcher {
   private async attempt(d: DueDelivery): Promise<void> {
     const started = Date.now();
     const timestamp = Math.floor(started / 1000);
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'plant-store-webhooks',
-      'webhook-id': d.eventId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': sign(d.secret, d.eventId, timestamp, d.body),
-      'webhook-event-type': d.type,
-    };
-    const r = await send(d.url, headers, d.body, this.config.timeoutMs, this.config.allowPrivate);
+    let r: SendResult;
+    try {
+      const secret = openSecret(d.secret, this.config.secretKey);
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'plant-store-webhooks',
+        'webhook-id': d.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': sign(secret, d.eventId, timestamp, d.body),
+        'webhook-event-type': d.type,
+      };
+      r = await send(d.url, headers, d.body, this.config.timeoutMs, this.config.allowPrivate);
+    } catch (err) {
+      // Nothing was sent (no usable secret): retried, so fixing WEBHOOK_SECRET_KEY recovers.
+      r = { status: null, error: err instanceof Error ? err.message : String(err), retryAfterMs: null };
+    }
     const at = Date.now();
     const attempts = d.attempts + 1;
     const ok = r.status !== null && r.status >= 200 && r.status < 300;

@@ -25,7 +25,7 @@ export interface WebhookEndpoint {
   id: string;
   url: string;
   events: EventType[];
-  /** `whsec_<base64>`; printed once by `webhook add`, never logged. */
+  /** As stored: `whsec_<base64>`, or that sealed with WEBHOOK_SECRET_KEY. Printed once by `webhook add`, never logged. */
   secret: string;
   enabled: boolean;
   disabledReason: string | null;
@@ -60,6 +60,7 @@ export interface DueDelivery {
   eventCreatedAt: number;
   endpointId: string;
   url: string;
+  /** As stored (see WebhookEndpoint.secret). */
   secret: string;
   attempts: number;
 }

@@ -36,8 +36,17 @@ async function server(options: StartOptions): Promise<ServerProcess> {
   return s;
 }
 
-function addWebhook(databaseUrl: string, url: string, extra: string[] = []): { id: string; secret: string } {
-  const r = runCli(['webhook', 'add', url, ...extra], { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: 'true' });
+function addWebhook(
+  databaseUrl: string,
+  url: string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): { id: string; secret: string } {
+  const r = runCli(['webhook', 'add', url, ...extra], {
+    DATABASE_URL: databaseUrl,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    ...env,
+  });
   assert.equal(r.status, 0, r.stderr);
   const [id, secret] = r.stdout.trim().split('\n');
   assert.match(id!, /^ep_/);
@@ -190,6 +199,40 @@ for (const kind of stores) {
       assert.ok(await until(() => new Set(hook.accepted().map((r) => r.body)).size === 5, 30_000), 'all 5 delivered');
       for (const r of hook.accepted()) assert.ok(verify(secret, r));
       await s2.stop();
+    });
+
+    it('a subscriber that is down receives the event once it is back; import emits created events', async () => {
+      const hook = await receiver();
+      const port = hook.port;
+      const store = createTestStore(kind);
+      cleanups.push(() => store.drop());
+      // Secrets sealed at rest: the CLI and the server share WEBHOOK_SECRET_KEY.
+      const sealing = { WEBHOOK_SECRET_KEY: Buffer.alloc(32, 3).toString('base64') };
+      const s = await server({ databaseUrl: store.databaseUrl, env: sealing });
+      const { secret } = addWebhook(store.databaseUrl, hook.url, ['--events', 'created'], sealing);
+      await hook.close();
+      assert.equal((await postPlant(s.url, s.token, '{"id":1,"name":"while down"}')).status, 200);
+      // A replacement is not subscribed to: it sends nothing.
+      assert.equal((await rename(s, '1', '{"name":"renamed"}')).status, 200);
+      await new Promise((r) => setTimeout(r, 300));
+      const back = await new Receiver().start(port);
+      cleanups.push(() => back.close());
+      assert.ok(await until(() => back.accepted().length >= 1), 'delivered once the subscriber is back');
+      assert.equal(back.accepted()[0]!.body, '{"id":1,"name":"while down"}');
+      assert.ok(verify(secret, back.accepted()[0]!));
+
+      const imported = runCli(
+        ['import'],
+        { DATABASE_URL: store.databaseUrl },
+        '{"id":1,"name":"renamed"}\n{"id":2,"name":"imported"}\n',
+      );
+      assert.equal(imported.status, 0, imported.stderr);
+      assert.ok(await until(() => back.accepted().length >= 2), 'the imported plant is announced');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(
+        back.accepted().map((r) => r.body),
+        ['{"id":1,"name":"while down"}', '{"id":2,"name":"imported"}'],
+      );
     });
 
     it('410 Gone disables the endpoint', async () => {

@@ -35,6 +35,8 @@ export class Dispatcher {
   private inFlight = new Set<Promise<void>>();
   private ticking = false;
   private again = false;
+  /** Aborts the attempts in flight at shutdown: they are recorded as failed and retried later. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly store: Store,
@@ -53,10 +55,14 @@ export class Dispatcher {
     if (this.running) this.schedule(0);
   }
 
-  /** Stops claiming and waits for the attempts in flight (each bounded by the time-out). */
+  /**
+   * Stops claiming, cuts the attempts in flight short (a subscriber that hangs must not hold up
+   * a shutdown) and waits for their outcomes to be recorded: they are retried, here or elsewhere.
+   */
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
+    this.stopping.abort(new Error('the server is shutting down'));
     await Promise.allSettled([...this.inFlight]);
   }
 
@@ -114,7 +120,7 @@ export class Dispatcher {
         'webhook-signature': sign(secret, d.eventId, timestamp, d.body),
         'webhook-event-type': d.type,
       };
-      r = await send(d.url, headers, d.body, this.config.timeoutMs, this.config.allowPrivate);
+      r = await send(d.url, headers, d.body, this.config.timeoutMs, this.config.allowPrivate, this.stopping.signal);
     } catch (err) {
       // Nothing was sent (no usable secret): retried, so fixing WEBHOOK_SECRET_KEY recovers.
       r = { status: null, error: err instanceof Error ? err.message : String(err), retryAfterMs: null };

@@ -29,6 +29,7 @@ export function send(
   body: string,
   timeoutMs: number,
   allowPrivate: boolean,
+  signal?: AbortSignal,
 ): Promise<SendResult> {
   return new Promise((resolve) => {
     const target = new URL(url);
@@ -52,6 +53,7 @@ export function send(
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       lookup: guardedLookup(allowPrivate) as unknown as typeof import('node:dns').lookup,
       agent: false,
+      ...(signal && { signal }),
     });
     const timer = setTimeout(() => {
       req.destroy(new Error(`no answer within ${timeoutMs} ms`));

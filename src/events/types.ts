@@ -92,4 +92,6 @@ export interface WebhookStore {
   claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]>;
   recordAttempt(result: AttemptResult): Promise<void>;
   countPendingDeliveries(): Promise<number>;
+  /** Deletes events older than `before` that have no pending delivery, with their deliveries; resolves to how many. */
+  pruneEvents(before: number): Promise<number>;
 }

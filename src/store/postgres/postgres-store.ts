@@ -164,6 +164,10 @@ export class PostgresStore implements Store {
     return this.webhooks.countPendingDeliveries();
   }
 
+  pruneEvents(before: number): Promise<number> {
+    return this.webhooks.pruneEvents(before);
+  }
+
   async insertToken(t: TokenRecord): Promise<void> {
     const text = `INSERT INTO tokens (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at)
                   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;

@@ -193,6 +193,16 @@ export class PostgresWebhooks {
     });
   }
 
+  async pruneEvents(before: number): Promise<number> {
+    const rows = await this.run({
+      text: `DELETE FROM events WHERE created_at < $1
+               AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')
+             RETURNING seq`,
+      values: [String(before)],
+    });
+    return rows.length;
+  }
+
   async countPendingDeliveries(): Promise<number> {
     const [row] = await this.run<{ n: string }>({
       text: "SELECT count(*) AS n FROM deliveries WHERE state = 'pending'",

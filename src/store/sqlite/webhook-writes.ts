@@ -57,6 +57,10 @@ export function webhookWrites(db: Database.Database) {
        WHERE endpoint_id = @endpoint AND event_seq = @seq`,
     ),
     disable: db.prepare('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?'),
+    prune: db.prepare(
+      `DELETE FROM events WHERE created_at < ?
+         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')`,
+    ),
     giveUpPending: db.prepare(
       `UPDATE deliveries SET state = 'failed', locked_until = NULL, last_error = coalesce(last_error, ?), finished_at = ?
        WHERE endpoint_id = ? AND state = 'pending'`,
@@ -93,6 +97,9 @@ export function webhookWrites(db: Database.Database) {
           attempts: Number(c.attempts),
         };
       });
+    },
+    prune(before: number): number {
+      return s.prune.run(before).changes;
     },
     record(r: AttemptResult): void {
       s.record.run({

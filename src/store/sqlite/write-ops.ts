@@ -15,9 +15,10 @@ export type WriteOp =
   | { kind: 'insertEndpoint'; endpoint: WebhookEndpoint }
   | { kind: 'removeEndpoint'; id: string }
   | { kind: 'claimDeliveries'; now: number; leaseUntil: number; limit: number }
-  | { kind: 'recordAttempt'; result: AttemptResult };
+  | { kind: 'recordAttempt'; result: AttemptResult }
+  | { kind: 'pruneEvents'; before: number };
 
-export type WriteResult = CreateOutcome | CreateOutcome[] | boolean | PlantRecord | DueDelivery[] | undefined;
+export type WriteResult = CreateOutcome | CreateOutcome[] | boolean | PlantRecord | DueDelivery[] | number | undefined;
 
 /** Prepares the write statements on a connection and returns the function that applies one op. */
 export function writeOps(db: Database.Database): (op: WriteOp) => WriteResult {
@@ -89,6 +90,8 @@ export function writeOps(db: Database.Database): (op: WriteOp) => WriteResult {
       case 'recordAttempt':
         events.record(op.result);
         return undefined;
+      case 'pruneEvents':
+        return events.prune(op.before);
     }
   };
 }

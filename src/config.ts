@@ -1,4 +1,4 @@
-import { isWellFormedToken } from './auth/tokens.js';
+import { isWellFormedToken, parseDuration } from './auth/tokens.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 type LogLevel = (typeof LOG_LEVELS)[number];
@@ -15,7 +15,27 @@ export interface StoreConfig {
   poolSize: number;
 }
 
+/** Webhook delivery (PRODUCT.md §6); `webhook add` reads allowPrivate too. */
+export interface WebhookConfig {
+  /** Subscriber URLs may resolve to loopback, private and link-local addresses (off: SSRF guard). */
+  allowPrivate: boolean;
+  /** Deliveries are retried until this long after the event, then given up. */
+  retryWindowMs: number;
+  /** One attempt's whole time: connect, send, answer. */
+  timeoutMs: number;
+  /** First retry delay and the cap of exponential backoff (full jitter between). */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** How often the dispatcher looks for due deliveries (local writes wake it sooner). */
+  pollIntervalMs: number;
+  /** Most attempts in flight per process. */
+  concurrency: number;
+  /** 32 bytes: endpoint secrets are stored encrypted with AES-256-GCM under it; undefined: stored as is. */
+  secretKey: Buffer | undefined;
+}
+
 export interface Config extends StoreConfig {
+  webhooks: WebhookConfig;
   port: number;
   host: string;
   logLevel: LogLevel;
@@ -179,6 +199,43 @@ function redisUrl(env: Env): string | undefined {
   );
 }
 
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new ConfigError(`${name} must be true or false (got "${v}")`);
+}
+
+function duration(env: Env, name: string, fallback: number): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
+  const ms = parseDuration(v);
+  if (ms === undefined) throw new ConfigError(`${name} must look like 24h, 90m, 3600s, 7d or 2w (got "${v}")`);
+  return ms;
+}
+
+function secretKey(env: Env): Buffer | undefined {
+  const v = env.WEBHOOK_SECRET_KEY;
+  if (v === undefined || v === '') return undefined;
+  const key = /^[A-Za-z0-9+/]+=*$/.test(v) ? Buffer.from(v, 'base64') : Buffer.alloc(0);
+  if (key.length === 32) return key;
+  throw new ConfigError('WEBHOOK_SECRET_KEY must be 32 bytes in base64 (openssl rand -base64 32)');
+}
+
+export function loadWebhookConfig(env: Env): WebhookConfig {
+  return {
+    allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    retryWindowMs: duration(env, 'WEBHOOK_RETRY_WINDOW', 24 * 3_600_000),
+    timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 1, 600_000, 10_000),
+    backoffBaseMs: int(env, 'WEBHOOK_BACKOFF_BASE_MS', 1, 3_600_000, 1_000),
+    backoffMaxMs: int(env, 'WEBHOOK_BACKOFF_MAX_MS', 1, 86_400_000, 3_600_000),
+    pollIntervalMs: int(env, 'WEBHOOK_POLL_INTERVAL_MS', 10, 60_000, 1_000),
+    concurrency: int(env, 'WEBHOOK_CONCURRENCY', 1, 1000, 16),
+    secretKey: secretKey(env),
+  };
+}
+
 export function loadStoreConfig(env: Env): StoreConfig {
   return { databaseUrl: databaseUrl(env), poolSize: int(env, 'DATABASE_POOL_SIZE', 1, 1000, 10) };
 }
@@ -193,6 +250,7 @@ export function loadConfig(env: Env, flags: ServeFlags = {}): Config {
   const host = e.HOST || '0.0.0.0';
   return {
     ...loadStoreConfig(e),
+    webhooks: loadWebhookConfig(e),
     port: int(e, 'PORT', 0, 65535, 3000),
     host,
     logLevel: logLevel(e),

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { bootstrapToken } from './auth/bootstrap.js';
 import type { Config } from './config.js';
+import { Dispatcher } from './events/dispatcher.js';
+import { createWebhookMetrics } from './events/metrics.js';
 import { createMetrics } from './metrics/metrics.js';
 import { startMetricsServer } from './metrics/metrics-server.js';
 import { openStore } from './store/open-store.js';
@@ -19,7 +21,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const { store, migrated } = await openStore(config);
   const metrics = createMetrics(store);
   const app = await buildApp({ config, store, metrics });
-  app.addHook('onClose', () => store.close());
+  const dispatcher = new Dispatcher(store, config.webhooks, app.log, createWebhookMetrics(metrics.registry, store));
+  // Attempts in flight finish (each bounded by WEBHOOK_TIMEOUT_MS) before the store closes.
+  app.addHook('onClose', async () => {
+    await dispatcher.stop();
+    await store.close();
+  });
+  // A change committed here may have written outbox rows: look for them now, not at the next poll.
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 300) dispatcher.nudge();
+  });
   if (migrated > 0) app.log.info({ migrated }, 'store schema migrated');
 
   const bootstrap = await bootstrapToken(store, config.bootstrapToken);
@@ -37,6 +48,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     listenTextResolver: (a) => `listening on ${a}`,
   });
   const url = address.replace('://0.0.0.0:', '://127.0.0.1:');
+  dispatcher.start();
   if (config.jwt) app.log.info({ issuer: config.jwt.issuer, audience: config.jwt.audience }, 'JWT mode on');
   app.log.info({ url, store: config.databaseUrl.split(':')[0] }, 'plant-store listening');
   return { app, store, url, close: () => app.close() };

@@ -23,6 +23,24 @@ describe('loadConfig', () => {
     assert.equal(c.maxEventLoopDelayMs, 1000);
     assert.equal(c.maxWriteBacklog, 10_000);
     assert.equal(c.poolSize, 10);
+    assert.deepEqual(c.webhooks, {
+      allowPrivate: false,
+      retryWindowMs: 24 * 3_600_000,
+      timeoutMs: 10_000,
+      backoffBaseMs: 1_000,
+      backoffMaxMs: 3_600_000,
+      pollIntervalMs: 1_000,
+      concurrency: 16,
+      secretKey: undefined,
+    });
+  });
+
+  it('reads the webhook settings', () => {
+    const c = loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_WINDOW: '90m', WEBHOOK_TIMEOUT_MS: '500' });
+    assert.equal(c.webhooks.allowPrivate, true);
+    assert.equal(c.webhooks.retryWindowMs, 90 * 60_000);
+    assert.equal(c.webhooks.timeoutMs, 500);
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '0' }).webhooks.allowPrivate, false);
   });
 
   it('turns JWT mode on with a JWKS URL, an issuer and an audience; flags win', () => {
@@ -92,6 +110,11 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'postgres://h/db?schema=Bad-Name' }, 'DATABASE_URL'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
     [{ DATABASE_POOL_SIZE: 'ten' }, 'DATABASE_POOL_SIZE'],
+    [{ WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE'],
+    [{ WEBHOOK_RETRY_WINDOW: '24' }, 'WEBHOOK_RETRY_WINDOW'],
+    [{ WEBHOOK_TIMEOUT_MS: '0' }, 'WEBHOOK_TIMEOUT_MS'],
+    [{ WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY'],
+    [{ WEBHOOK_SECRET_KEY: 'c2hvcnQ=' }, 'WEBHOOK_SECRET_KEY'],
   ] as const) {
     it(`refuses ${JSON.stringify(env)} with one line naming ${name}`, () => {
       assert.throws(

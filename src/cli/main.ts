@@ -6,6 +6,7 @@ import { StoreUnavailableError } from '../store/store.js';
 import { backupCommands } from './backup-commands.js';
 import { migrateCommand } from './migrate-command.js';
 import { tokenCommands } from './token-commands.js';
+import { webhookCommands } from './webhook-commands.js';
 import { fail } from './output.js';
 
 const program = new Command('plant-store').description('The Plant Store service and its administration commands.');
@@ -26,6 +27,7 @@ program
 migrateCommand(program);
 tokenCommands(program);
 backupCommands(program);
+webhookCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);

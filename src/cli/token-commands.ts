@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { createToken, isActive, parseDuration } from '../auth/tokens.js';
 import { SCOPES, type Scope, type TokenRecord } from '../store/store.js';
 import { fail } from './output.js';
+import { printTable } from './table.js';
 import { withStore } from './with-store.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').filter(Boolean)];
@@ -80,16 +81,4 @@ function view(t: TokenRecord) {
     revoked: t.revokedAt?.toISOString() ?? null,
     status: t.revokedAt ? 'revoked' : isActive(t) ? 'active' : 'expired',
   };
-}
-
-function printTable(header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  for (const row of [header, ...rows]) {
-    process.stdout.write(
-      `${row
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd()}\n`,
-    );
-  }
 }

@@ -205,7 +205,73 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    newPlant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was created
+         * @description Sent to each subscriber of `created` (`plant-store webhook add <url>`) after a plant is
+         *     created, by POST /plants or an import; an idempotent retry of a POST sends nothing. The body
+         *     is the NewPlant, id exact. Deliveries follow the Standard Webhooks specification: verify
+         *     `webhook-signature` with the endpoint's `whsec_` secret before trusting the body. They are
+         *     at-least-once (deduplicate by `webhook-id`), in order per plant, and retried with
+         *     exponential backoff until a 2xx or the retry window (24 h by default) ends.
+         */
+        post: operations["newPlantWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    plantUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was replaced
+         * @description Sent to subscribers of `updated` after PUT /plants/{id} replaced a plant; the body is the new record.
+         */
+        post: operations["plantUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    plantDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was deleted
+         * @description Sent to subscribers of `deleted` after DELETE /plants/{id} deleted a plant; the body is the deleted record.
+         */
+        post: operations["plantDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -495,7 +561,29 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /**
+         * @description The event's id (`msg_…`), the same on every attempt and every endpoint; deduplicate by it.
+         * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+         */
+        WebhookId: string;
+        /**
+         * @description Seconds since the Unix epoch when this attempt was signed; refuse ones far from now (replays).
+         * @example 1700000000
+         */
+        WebhookTimestamp: string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256, keyed with the base64-decoded part of the `whsec_` secret
+         *     after its prefix, of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks).
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignature: string;
+        /**
+         * @description What happened to the plant.
+         * @example plant.created
+         */
+        WebhookEventType: "plant.created" | "plant.updated" | "plant.deleted";
+    };
     requestBodies: never;
     headers: {
         /**
@@ -933,6 +1021,162 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    newPlantWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`msg_…`), the same on every attempt and every endpoint; deduplicate by it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed; refuse ones far from now (replays).
+                 * @example 1700000000
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256, keyed with the base64-decoded part of the `whsec_` secret
+                 *     after its prefix, of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description What happened to the plant.
+                 * @example plant.created
+                 */
+                "webhook-event-type": components["parameters"]["WebhookEventType"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The plant as created. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 1,
+                 *       "name": "Monstera",
+                 *       "tag": "tropical"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewPlant"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx accepts the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`msg_…`), the same on every attempt and every endpoint; deduplicate by it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed; refuse ones far from now (replays).
+                 * @example 1700000000
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256, keyed with the base64-decoded part of the `whsec_` secret
+                 *     after its prefix, of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description What happened to the plant.
+                 * @example plant.created
+                 */
+                "webhook-event-type": components["parameters"]["WebhookEventType"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The plant as replaced. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 1,
+                 *       "name": "Swiss cheese plant",
+                 *       "tag": "tropical"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewPlant"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx accepts the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`msg_…`), the same on every attempt and every endpoint; deduplicate by it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed; refuse ones far from now (replays).
+                 * @example 1700000000
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256, keyed with the base64-decoded part of the `whsec_` secret
+                 *     after its prefix, of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description What happened to the plant.
+                 * @example plant.created
+                 */
+                "webhook-event-type": components["parameters"]["WebhookEventType"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The plant as it was when deleted. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 1,
+                 *       "name": "Swiss cheese plant",
+                 *       "tag": "tropical"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewPlant"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx accepts the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

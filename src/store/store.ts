@@ -1,3 +1,5 @@
+import type { WebhookStore } from '../events/types.js';
+
 /** A plant as stored. `tag` is undefined when the plant has no tag; `""` is a tag. */
 export interface PlantRecord {
   id: bigint;
@@ -35,7 +37,7 @@ export class StoreUnavailableError extends Error {
  * Everything the service keeps. Each method that changes data resolves only after the change
  * is durable, and is atomic on its own.
  */
-export interface Store {
+export interface Store extends WebhookStore {
   /** Applies pending schema migrations; resolves to the number applied. */
   migrate(): Promise<number>;
   /** Rejects when the storage cannot be reached. */

@@ -6,6 +6,7 @@ import { pollUntil } from '../support/poll.js';
 import { assertCreatedOnce, raceCreate } from '../support/race.js';
 import { newToken, startServers, type ServerProcess } from '../support/server.js';
 import { createTestStore, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
+import { postgresMigrations } from '../../src/store/postgres/migrations.js';
 
 describe('two instances on one PostgreSQL database', suiteOptions('postgres'), () => {
   let db: TestStore;
@@ -34,7 +35,7 @@ describe('two instances on one PostgreSQL database', suiteOptions('postgres'), (
     const versions = await postgresSql(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
     assert.deepEqual(
       versions.rows.map((r: { version: number }) => r.version),
-      [1],
+      postgresMigrations.map((_, i) => i + 1),
     );
     const tokens = cli(['token', 'list', '--json']).stdout.trim().split('\n');
     assert.equal(tokens.length, 1, tokens.join('\n'));

@@ -21,6 +21,42 @@ export const postgresMigrations: string[] = [
      expires_at timestamptz,
      revoked_at timestamptz
    );`,
+  // Webhooks (issue 7): endpoints, the outbox of events, and one delivery row per event and endpoint.
+  // Times are epoch milliseconds (bigint), as in the SQLite store, so the dispatcher reads both alike.
+  `CREATE TABLE webhook_endpoints (
+     id              text PRIMARY KEY,
+     url             text NOT NULL,
+     events          text[] NOT NULL,
+     secret          text NOT NULL,
+     enabled         boolean NOT NULL DEFAULT true,
+     disabled_reason text,
+     created_at      bigint NOT NULL
+   );
+   CREATE TABLE events (
+     seq        bigserial PRIMARY KEY,
+     id         text NOT NULL UNIQUE,
+     type       text NOT NULL,
+     plant_id   bigint NOT NULL,
+     body       text NOT NULL,
+     created_at bigint NOT NULL
+   );
+   CREATE TABLE deliveries (
+     event_seq       bigint NOT NULL REFERENCES events (seq) ON DELETE CASCADE,
+     endpoint_id     text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+     plant_id        bigint NOT NULL,
+     state           text NOT NULL DEFAULT 'pending',
+     attempts        integer NOT NULL DEFAULT 0,
+     next_attempt_at bigint NOT NULL,
+     locked_until    bigint,
+     last_status     integer,
+     last_error      text,
+     last_attempt_at bigint,
+     finished_at     bigint,
+     PRIMARY KEY (endpoint_id, event_seq)
+   );
+   CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'pending';
+   CREATE INDEX deliveries_order ON deliveries (endpoint_id, plant_id, event_seq) WHERE state = 'pending';
+   CREATE INDEX deliveries_event ON deliveries (event_seq);`,
 ];
 
 /** A migration may rewrite a large table: it gets far longer than a request's statement timeout. */

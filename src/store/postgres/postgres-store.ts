@@ -1,10 +1,29 @@
 import { Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import {
+  newEvent,
+  type AttemptResult,
+  type DueDelivery,
+  type EndpointStatus,
+  type WebhookEndpoint,
+} from '../../events/types.js';
 import type { CreateOutcome, PlantRecord, Store, TokenRecord } from '../store.js';
 import { postgresSettings } from './connection.js';
 import { createPlantsOnce } from './create-plants.js';
 import { storeError } from './errors.js';
 import { runMigrations } from './migrations.js';
 import { plantFromRow, SQL, tokenFromRow, type PlantRow, type Run, type TokenRow } from './rows.js';
+import { emitEvents, PostgresWebhooks } from './webhooks.js';
+
+/** Creates plants and, in the same transaction, the `plant.created` events of those really created. */
+async function createAndEmit(plants: PlantRecord[], run: Run): Promise<CreateOutcome[]> {
+  const outcomes = await createPlantsOnce(plants, run);
+  const now = Date.now();
+  await emitEvents(
+    run,
+    plants.filter((_, i) => outcomes[i]!.kind === 'created').map((p) => newEvent('plant.created', p, now)),
+  );
+  return outcomes;
+}
 
 interface Queryable {
   query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
@@ -29,12 +48,14 @@ export class PostgresStore implements Store {
   private readonly pool: Pool;
   private readonly schema: string | undefined;
   private readonly run: Run;
+  private readonly webhooks: PostgresWebhooks;
 
   constructor(databaseUrl: string, poolSize: number) {
     const settings = postgresSettings(databaseUrl, poolSize);
     this.schema = settings.schema;
     this.pool = new Pool(settings.pool);
     this.run = runOn(this.pool);
+    this.webhooks = new PostgresWebhooks(this.run, (work) => this.transaction(work));
     // An idle connection that breaks (database restart, network cut) is dropped by the pool;
     // without a listener the 'error' event would end the process.
     this.pool.on('error', () => undefined);
@@ -79,11 +100,11 @@ export class PostgresStore implements Store {
   }
 
   async createPlant(plant: PlantRecord): Promise<CreateOutcome> {
-    return (await createPlantsOnce([plant], this.run))[0]!;
+    return (await this.transaction((run) => createAndEmit([plant], run)))[0]!;
   }
 
   createPlants(plants: PlantRecord[]): Promise<CreateOutcome[]> {
-    return this.transaction((run) => createPlantsOnce(plants, run));
+    return this.transaction((run) => createAndEmit(plants, run));
   }
 
   async getPlant(id: bigint): Promise<PlantRecord | undefined> {
@@ -104,15 +125,52 @@ export class PostgresStore implements Store {
     return Number(row?.n ?? 0);
   }
 
-  async replacePlant(plant: PlantRecord): Promise<boolean> {
-    const text = 'UPDATE plants SET name = $1, tag = $2 WHERE id = $3 RETURNING id';
-    return (await this.run({ text, values: [plant.name, plant.tag ?? null, String(plant.id)] })).length === 1;
+  // A change and its event commit together; only a change that happened emits one.
+  replacePlant(plant: PlantRecord): Promise<boolean> {
+    return this.transaction(async (run) => {
+      const text = 'UPDATE plants SET name = $1, tag = $2 WHERE id = $3 RETURNING id';
+      const replaced = (await run({ text, values: [plant.name, plant.tag ?? null, String(plant.id)] })).length === 1;
+      if (replaced) await emitEvents(run, [newEvent('plant.updated', plant)]);
+      return replaced;
+    });
   }
 
-  async deletePlant(id: bigint): Promise<PlantRecord | undefined> {
-    const text = 'DELETE FROM plants WHERE id = $1 RETURNING id, name, tag';
-    const [row] = await this.run<PlantRow>({ text, values: [String(id)] });
-    return row && plantFromRow(row);
+  deletePlant(id: bigint): Promise<PlantRecord | undefined> {
+    return this.transaction(async (run) => {
+      const text = 'DELETE FROM plants WHERE id = $1 RETURNING id, name, tag';
+      const [row] = await run<PlantRow>({ text, values: [String(id)] });
+      const deleted = row && plantFromRow(row);
+      if (deleted) await emitEvents(run, [newEvent('plant.deleted', deleted)]);
+      return deleted;
+    });
+  }
+
+  insertEndpoint(endpoint: WebhookEndpoint): Promise<void> {
+    return this.webhooks.insertEndpoint(endpoint);
+  }
+
+  listEndpoints(recent: number): Promise<EndpointStatus[]> {
+    return this.webhooks.listEndpoints(recent);
+  }
+
+  removeEndpoint(id: string): Promise<boolean> {
+    return this.webhooks.removeEndpoint(id);
+  }
+
+  claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]> {
+    return this.webhooks.claimDeliveries(now, leaseUntil, limit);
+  }
+
+  recordAttempt(result: AttemptResult): Promise<void> {
+    return this.webhooks.recordAttempt(result);
+  }
+
+  countPendingDeliveries(): Promise<number> {
+    return this.webhooks.countPendingDeliveries();
+  }
+
+  pruneEvents(before: number): Promise<number> {
+    return this.webhooks.pruneEvents(before);
   }
 
   async insertToken(t: TokenRecord): Promise<void> {

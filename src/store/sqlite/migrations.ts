@@ -18,4 +18,39 @@ export const sqliteMigrations: string[] = [
      expires_at INTEGER,
      revoked_at INTEGER
    ) STRICT;`,
+  // Webhooks (issue 7): endpoints, the outbox of events, and one delivery row per event and endpoint.
+  `CREATE TABLE webhook_endpoints (
+     id              TEXT PRIMARY KEY,
+     url             TEXT NOT NULL,
+     events          TEXT NOT NULL,
+     secret          TEXT NOT NULL,
+     enabled         INTEGER NOT NULL DEFAULT 1,
+     disabled_reason TEXT,
+     created_at      INTEGER NOT NULL
+   ) STRICT;
+   CREATE TABLE events (
+     seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+     id         TEXT NOT NULL UNIQUE,
+     type       TEXT NOT NULL,
+     plant_id   INTEGER NOT NULL,
+     body       TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE TABLE deliveries (
+     event_seq       INTEGER NOT NULL REFERENCES events (seq) ON DELETE CASCADE,
+     endpoint_id     TEXT NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+     plant_id        INTEGER NOT NULL,
+     state           TEXT NOT NULL DEFAULT 'pending',
+     attempts        INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at INTEGER NOT NULL,
+     locked_until    INTEGER,
+     last_status     INTEGER,
+     last_error      TEXT,
+     last_attempt_at INTEGER,
+     finished_at     INTEGER,
+     PRIMARY KEY (endpoint_id, event_seq)
+   ) STRICT;
+   CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'pending';
+   CREATE INDEX deliveries_order ON deliveries (endpoint_id, plant_id, event_seq) WHERE state = 'pending';
+   CREATE INDEX deliveries_event ON deliveries (event_seq);`,
 ];

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { AttemptResult, DueDelivery, EndpointStatus, EventType, WebhookEndpoint } from '../../events/types.js';
 import type { CreateOutcome, PlantRecord, Store, TokenRecord } from '../store.js';
 import { openConnection, PLANT_BY_ID, plantFromRow, tokenFromRow, type PlantRow, type TokenRow } from './connection.js';
 import { GroupCommitWriter } from './group-commit.js';
@@ -36,6 +37,23 @@ export class SqliteStore implements Store {
       listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
       countTokens: this.db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM tokens'),
       countPlants: this.db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM plants'),
+      endpoints: this.db.prepare<[], EndpointRow>(
+        `SELECT e.id, e.url, e.events, e.enabled, e.disabled_reason, e.created_at,
+           (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending') AS pending,
+           (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'delivered') AS delivered,
+           (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'failed') AS failed
+         FROM webhook_endpoints e ORDER BY e.created_at, e.id`,
+      ),
+      recent: this.db.prepare<[string, number], RecentRow>(
+        `SELECT ev.id AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
+         FROM deliveries d JOIN events ev ON ev.seq = d.event_seq
+         WHERE d.endpoint_id = ? AND d.attempts > 0 ORDER BY d.last_attempt_at DESC LIMIT ?`,
+      ),
+      anyDue: this.db.prepare<[number, number], { due: bigint }>(
+        `SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?
+                        AND (locked_until IS NULL OR locked_until <= ?)) AS due`,
+      ),
+      countPending: this.db.prepare<[], { n: bigint }>("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"),
     };
   }
 
@@ -121,8 +139,81 @@ export class SqliteStore implements Store {
     return (await this.writer.submit({ kind: 'revokeToken', id, at })) as boolean;
   }
 
+  async insertEndpoint(endpoint: WebhookEndpoint): Promise<void> {
+    await this.writer.submit({ kind: 'insertEndpoint', endpoint });
+  }
+
+  async listEndpoints(recent: number): Promise<EndpointStatus[]> {
+    return this.stmt.endpoints.all().map((e) => ({
+      endpoint: {
+        id: e.id,
+        url: e.url,
+        events: e.events.split(' ').filter(Boolean) as EventType[],
+        enabled: e.enabled === 1n,
+        disabledReason: e.disabled_reason,
+        createdAt: new Date(Number(e.created_at)),
+      },
+      pending: Number(e.pending),
+      delivered: Number(e.delivered),
+      failed: Number(e.failed),
+      recent: this.stmt.recent.all(e.id, recent).map((r) => ({
+        eventId: r.event_id,
+        type: r.type,
+        state: r.state,
+        attempts: Number(r.attempts),
+        status: r.last_status === null ? null : Number(r.last_status),
+        error: r.last_error,
+        at: r.last_attempt_at === null ? null : new Date(Number(r.last_attempt_at)),
+      })),
+    }));
+  }
+
+  async removeEndpoint(id: string): Promise<boolean> {
+    return (await this.writer.submit({ kind: 'removeEndpoint', id })) as boolean;
+  }
+
+  async claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]> {
+    // Polled every second: a read first keeps an idle dispatcher off the writer thread.
+    if (this.stmt.anyDue.get(now, now)?.due !== 1n) return [];
+    return (await this.writer.submit({ kind: 'claimDeliveries', now, leaseUntil, limit })) as DueDelivery[];
+  }
+
+  async recordAttempt(result: AttemptResult): Promise<void> {
+    await this.writer.submit({ kind: 'recordAttempt', result });
+  }
+
+  async pruneEvents(before: number): Promise<number> {
+    return (await this.writer.submit({ kind: 'pruneEvents', before })) as number;
+  }
+
+  async countPendingDeliveries(): Promise<number> {
+    return Number(this.stmt.countPending.get()?.n ?? 0);
+  }
+
   async close(): Promise<void> {
     await this.writer.close();
     if (this.db.open) this.db.close();
   }
+}
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  events: string;
+  enabled: bigint;
+  disabled_reason: string | null;
+  created_at: bigint;
+  pending: bigint;
+  delivered: bigint;
+  failed: bigint;
+}
+
+interface RecentRow {
+  event_id: string;
+  type: string;
+  state: string;
+  attempts: bigint;
+  last_status: bigint | null;
+  last_error: string | null;
+  last_attempt_at: bigint | null;
 }

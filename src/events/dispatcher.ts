@@ -1,0 +1,186 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebhookConfig } from '../config.js';
+import type { Store } from '../store/store.js';
+import { send, type SendResult } from './send.js';
+import { openSecret, sign } from './signing.js';
+import type { AttemptResult, DueDelivery } from './types.js';
+import type { WebhookMetrics } from './metrics.js';
+
+/** A claim outlives the longest attempt by this much, so a crashed instance's claims expire soon after. */
+const LEASE_MARGIN_MS = 5_000;
+/** Finished events are kept this long past the retry window (for `webhook list`), then pruned hourly. */
+const RETENTION_MS = 7 * 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+/**
+ * Exponential backoff with full jitter: after the n-th failed attempt, a delay drawn between the
+ * base and min(max, base * 2^(n-1)). A Retry-After asks for at least its delay.
+ */
+export function retryDelay(
+  attempts: number,
+  config: WebhookConfig,
+  retryAfterMs: number | null,
+  random = Math.random,
+): number {
+  const ceiling = Math.min(config.backoffMaxMs, config.backoffBaseMs * 2 ** Math.min(attempts - 1, 40));
+  const jittered = config.backoffBaseMs + random() * Math.max(0, ceiling - config.backoffBaseMs);
+  return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
+}
+
+/**
+ * Delivers the outbox: claims due deliveries (a lease, so several instances never send the
+ * same one at once), POSTs each, and records the outcome. One per server process; the API's
+ * write path only inserts outbox rows and never waits on it.
+ */
+export class Dispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private pruner: NodeJS.Timeout | undefined;
+  private running = false;
+  private inFlight = new Set<Promise<void>>();
+  private ticking = false;
+  private again = false;
+  /** Aborts the attempts in flight at shutdown: they are recorded as failed and retried later. */
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: WebhookConfig,
+    private readonly log: FastifyBaseLogger,
+    private readonly metrics: WebhookMetrics,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.schedule(0);
+    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    this.pruner.unref();
+  }
+
+  /** Keeps the outbox small: events neither pending nor recent go (any instance may do it). */
+  private async prune(): Promise<void> {
+    try {
+      const pruned = await this.store.pruneEvents(Date.now() - this.config.retryWindowMs - RETENTION_MS);
+      if (pruned > 0) this.log.info({ pruned }, 'pruned old webhook events');
+    } catch (err) {
+      this.log.warn({ err }, 'could not prune old webhook events');
+    }
+  }
+
+  /** Something was written here: look for due deliveries now rather than at the next poll. */
+  nudge(): void {
+    if (this.running) this.schedule(0);
+  }
+
+  /**
+   * Stops claiming, cuts the attempts in flight short (a subscriber that hangs must not hold up
+   * a shutdown) and waits for their outcomes to be recorded: they are retried, here or elsewhere.
+   */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    clearInterval(this.pruner);
+    this.stopping.abort(new Error('the server is shutting down'));
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    let claimed = 0;
+    try {
+      const room = this.config.concurrency - this.inFlight.size;
+      if (room > 0) {
+        const now = Date.now();
+        const due = await this.store.claimDeliveries(now, now + this.config.timeoutMs + LEASE_MARGIN_MS, room);
+        claimed = due.length;
+        for (const d of due) {
+          const p = this.attempt(d).finally(() => {
+            this.inFlight.delete(p);
+            // A finished attempt may unblock the next event of its plant.
+            this.nudge();
+          });
+          this.inFlight.add(p);
+        }
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'webhook dispatcher could not claim deliveries');
+    } finally {
+      this.ticking = false;
+    }
+    if (!this.running) return;
+    const more = this.again || (claimed > 0 && this.inFlight.size < this.config.concurrency);
+    this.again = false;
+    this.schedule(more ? 0 : this.config.pollIntervalMs);
+  }
+
+  private async attempt(d: DueDelivery): Promise<void> {
+    const started = Date.now();
+    const timestamp = Math.floor(started / 1000);
+    let r: SendResult;
+    try {
+      const secret = openSecret(d.secret, this.config.secretKey);
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'plant-store-webhooks',
+        'webhook-id': d.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': sign(secret, d.eventId, timestamp, d.body),
+        'webhook-event-type': d.type,
+      };
+      r = await send(d.url, headers, d.body, this.config.timeoutMs, this.config.allowPrivate, this.stopping.signal);
+    } catch (err) {
+      // Nothing was sent (no usable secret): retried, so fixing WEBHOOK_SECRET_KEY recovers.
+      r = { status: null, error: err instanceof Error ? err.message : String(err), retryAfterMs: null };
+    }
+    const at = Date.now();
+    const attempts = d.attempts + 1;
+    const ok = r.status !== null && r.status >= 200 && r.status < 300;
+    const gone = r.status === 410;
+    let outcome: AttemptResult['outcome'] = 'delivered';
+    let nextAttemptAt = at;
+    if (!ok) {
+      nextAttemptAt = at + retryDelay(attempts, this.config, r.retryAfterMs);
+      outcome = gone || nextAttemptAt > d.eventCreatedAt + this.config.retryWindowMs ? 'failed' : 'retry';
+    }
+    const error = ok ? null : (r.error ?? `HTTP ${r.status}`);
+    const result: AttemptResult = {
+      eventSeq: d.eventSeq,
+      endpointId: d.endpointId,
+      at,
+      status: r.status,
+      error,
+      outcome,
+      nextAttemptAt,
+      disableEndpoint: gone ? 'the endpoint answered 410 Gone' : null,
+    };
+    this.metrics.attempt(outcome, (at - d.eventCreatedAt) / 1000);
+    const entry = {
+      webhookId: d.eventId,
+      type: d.type,
+      endpoint: d.endpointId,
+      attempt: attempts,
+      status: r.status,
+      ms: at - started,
+      outcome,
+      ...(error !== null && { error }),
+      ...(outcome === 'retry' && { retryInMs: nextAttemptAt - at }),
+    };
+    if (ok) this.log.info(entry, 'webhook delivered');
+    else if (gone) this.log.warn(entry, 'webhook endpoint answered 410 Gone: disabled');
+    else this.log.warn(entry, outcome === 'failed' ? 'webhook delivery given up' : 'webhook attempt failed');
+    await this.store.recordAttempt(result).catch((err: unknown) => {
+      // The lease expires and the delivery is attempted again: at-least-once.
+      this.log.error({ err, webhookId: d.eventId }, 'could not record a webhook attempt');
+    });
+  }
+}

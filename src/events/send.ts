@@ -1,0 +1,79 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { guardedLookup, isPrivateAddress } from './address-guard.js';
+
+export interface SendResult {
+  /** The answer's status, or null when none came (refused, reset, timed out, refused address). */
+  status: number | null;
+  error: string | null;
+  /** Retry-After in milliseconds, when the answer carried one. */
+  retryAfterMs: number | null;
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds from now. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
+  if (value === undefined) return null;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/**
+ * One POST. Redirects are not followed (a 3xx is a failed attempt), the whole attempt is bounded
+ * by `timeoutMs`, and the answer's body is read and dropped, at most 64 KiB of it.
+ */
+export function send(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  allowPrivate: boolean,
+  signal?: AbortSignal,
+): Promise<SendResult> {
+  return new Promise((resolve) => {
+    const target = new URL(url);
+    // Node connects to an IP literal without calling `lookup`: the guard checks it here.
+    const literal = target.hostname.replace(/^\[|\]$/g, '');
+    if (!allowPrivate && isIP(literal) !== 0 && isPrivateAddress(literal)) {
+      const error = `EPRIVATEADDRESS: ${literal} is a private or loopback address (WEBHOOK_ALLOW_PRIVATE is off)`;
+      resolve({ status: null, error, retryAfterMs: null });
+      return;
+    }
+    const request = target.protocol === 'https:' ? https.request : http.request;
+    let settled = false;
+    const done = (r: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const req = request(target, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      lookup: guardedLookup(allowPrivate) as unknown as typeof import('node:dns').lookup,
+      agent: false,
+      ...(signal && { signal }),
+    });
+    const timer = setTimeout(() => {
+      req.destroy(new Error(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 0;
+      const retryAfter = parseRetryAfter(res.headers['retry-after']);
+      let read = 0;
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > 65_536) res.destroy();
+      });
+      const finish = () => done({ status, error: null, retryAfterMs: retryAfter });
+      res.on('end', finish);
+      res.on('close', finish);
+      res.on('error', finish);
+    });
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      done({ status: null, error: err.code ? `${err.code}: ${err.message}` : err.message, retryAfterMs: null }),
+    );
+    req.end(body);
+  });
+}

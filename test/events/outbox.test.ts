@@ -1,0 +1,78 @@
+// The outbox on each store, without a server: events are written with their change (only a
+// real change), claims lease deliveries in order per plant, and old finished events are pruned.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestStore, stores, suiteOptions } from '../support/stores.js';
+
+for (const kind of stores) {
+  describe(`the outbox on ${kind}`, suiteOptions(kind), () => {
+    let store: Store;
+    const db = createTestStore(kind);
+    after(async () => {
+      await store?.close();
+      await db.drop();
+    });
+
+    it('writes events with real changes only, leases them in order per plant, and prunes finished ones', async () => {
+      store = (await openStore({ databaseUrl: db.databaseUrl, poolSize: 2 })).store;
+      // No subscriber: nothing is written.
+      await store.createPlant({ id: 1n, name: 'before' });
+      await store.insertEndpoint({
+        id: 'ep_a',
+        url: 'http://127.0.0.1:9/hook',
+        events: ['plant.created', 'plant.deleted'],
+        secret: 'whsec_AAAA',
+        enabled: true,
+        disabledReason: null,
+        createdAt: new Date(),
+      });
+      assert.equal((await store.createPlant({ id: 2n, name: 'two' })).kind, 'created');
+      assert.equal((await store.createPlant({ id: 2n, name: 'two' })).kind, 'identical');
+      assert.equal((await store.createPlant({ id: 2n, name: 'other' })).kind, 'conflict');
+      assert.equal(await store.replacePlant({ id: 2n, name: 'renamed' }), true); // not subscribed
+      assert.equal(await store.replacePlant({ id: 3n, name: 'none' }), false);
+      assert.ok(await store.deletePlant(2n));
+      assert.equal(await store.deletePlant(2n), undefined);
+      await store.createPlants([
+        { id: 4n, name: 'four' },
+        { id: 1n, name: 'before' },
+      ]);
+      assert.equal(await store.countPendingDeliveries(), 3);
+
+      const now = Date.now() + 1000;
+      const first = await store.claimDeliveries(now, now + 60_000, 10);
+      // Plant 2's deletion waits for its creation; plant 4 is independent.
+      assert.deepEqual(
+        first.map((d) => [d.type, d.body]),
+        [
+          ['plant.created', '{"id":2,"name":"two"}'],
+          ['plant.created', '{"id":4,"name":"four"}'],
+        ],
+      );
+      assert.deepEqual(await store.claimDeliveries(now, now + 60_000, 10), [], 'leased: not claimed twice');
+      for (const d of first) {
+        await store.recordAttempt({
+          eventSeq: d.eventSeq,
+          endpointId: d.endpointId,
+          at: now,
+          status: 200,
+          error: null,
+          outcome: 'delivered',
+          nextAttemptAt: now,
+          disableEndpoint: null,
+        });
+      }
+      const next = await store.claimDeliveries(now, now + 60_000, 10);
+      assert.deepEqual(
+        next.map((d) => d.type),
+        ['plant.deleted'],
+      );
+      assert.equal(await store.pruneEvents(now + 1), 2, 'the two delivered events; the leased one is pending');
+      const [status] = await store.listEndpoints(5);
+      assert.equal(status!.pending, 1);
+      assert.equal(status!.delivered, 0);
+    });
+  });
+}

@@ -11,6 +11,11 @@ const LEASE_MARGIN_MS = 5_000;
 /** Finished events are kept this long past the retry window (for `webhook list`), then pruned hourly. */
 const RETENTION_MS = 7 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * Nudges within this window share one look for due deliveries. Under a write load every request
+ * nudges; without this, each commit cycle would carry a claim through the store as well.
+ */
+const NUDGE_COALESCE_MS = 25;
 
 /**
  * Exponential backoff with full jitter: after the n-th failed attempt, a delay drawn between the
@@ -39,6 +44,7 @@ export class Dispatcher {
   private inFlight = new Set<Promise<void>>();
   private ticking = false;
   private again = false;
+  private nudged = false;
   /** Aborts the attempts in flight at shutdown: they are recorded as failed and retried later. */
   private readonly stopping = new AbortController();
 
@@ -68,7 +74,10 @@ export class Dispatcher {
 
   /** Something was written here: look for due deliveries now rather than at the next poll. */
   nudge(): void {
-    if (this.running) this.schedule(0);
+    if (!this.running || this.nudged) return;
+    this.nudged = true;
+    // A tick under way reschedules itself and sees the flag.
+    if (!this.ticking) this.schedule(NUDGE_COALESCE_MS);
   }
 
   /**
@@ -96,6 +105,7 @@ export class Dispatcher {
       return;
     }
     this.ticking = true;
+    this.nudged = false;
     let claimed = 0;
     try {
       const room = this.config.concurrency - this.inFlight.size;
@@ -120,7 +130,7 @@ export class Dispatcher {
     if (!this.running) return;
     const more = this.again || (claimed > 0 && this.inFlight.size < this.config.concurrency);
     this.again = false;
-    this.schedule(more ? 0 : this.config.pollIntervalMs);
+    this.schedule(more ? 0 : this.nudged ? NUDGE_COALESCE_MS : this.config.pollIntervalMs);
   }
 
   private async attempt(d: DueDelivery): Promise<void> {

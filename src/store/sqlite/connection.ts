@@ -7,6 +7,11 @@ import { StoreUnavailableError, type PlantRecord, type Scope, type TokenRecord }
 export function openConnection(path: string): Database.Database {
   let db: Database.Database;
   try {
+    // better-sqlite3 13 is a Node-API 10 addon: on an older Node.js (20, or 22 before 22.14) it
+    // kills the process with a segmentation fault in new Database() instead of throwing.
+    if (!(Number(process.versions.napi) >= 10)) {
+      throw new Error(`SQLite needs Node.js 22.14 or later (Node-API 10); this is Node.js ${process.version}`);
+    }
     mkdirSync(dirname(path), { recursive: true });
     db = new Database(path);
   } catch (err) {

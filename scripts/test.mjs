@@ -1,0 +1,26 @@
+// `npm test` after the build: every test under test/ with Node's test runner, two files at a time,
+// each with a time limit, so that a hang fails the run within a minute instead of stalling it.
+//
+// --test-timeout does not mean the same on the two supported Node.js lines:
+// - Node 24 applies it to each test and each hook. The slowest test takes 20 s on a busy 2-core
+//   machine (a CLI test that starts a dozen processes): the limit is 60 s.
+// - Node 22 applies it to each test file as a whole (every file runs in a process of its own);
+//   the slowest file (test/cli/token-and-migrate.test.ts, both stores) takes 3 minutes on that
+//   machine: the limit is 10 minutes.
+// --test-force-exit ends a file's process once its tests are over, so a test that timed out with a
+// server or a socket still open cannot keep the run waiting.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+
+const timeoutMs = Number(process.versions.node.split('.')[0]) >= 24 ? 60_000 : 600_000;
+const files = readdirSync('test', { recursive: true })
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => `test/${f}`)
+  .sort();
+
+const run = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', `--test-timeout=${timeoutMs}`, ...files],
+  { stdio: 'inherit' },
+);
+process.exit(run.status ?? 1);

@@ -4,7 +4,6 @@ import { ConfigError, loadConfig, type Flags, type SettingKey } from '../config/
 import { flagHelp } from '../config/docs.js';
 import { SETTINGS } from '../config/settings.js';
 import { StoreUnavailableError } from '../domain/errors.js';
-import { serve } from '../http/server.js';
 import { createServices } from '../services.js';
 import { backupCommands } from './backup-commands.js';
 import { migrateCommand } from './migrate-command.js';
@@ -27,7 +26,10 @@ for (const [key, s] of Object.entries(SETTINGS) as [SettingKey, (typeof SETTINGS
 serveCommand.action(async (opts: Record<string, string>) => {
   const flags: Flags = {};
   for (const [attribute, value] of Object.entries(opts)) flags[flagKeys.get(attribute)!] = value;
-  await serve(await createServices(loadConfig(process.env, flags)));
+  const config = loadConfig(process.env, flags);
+  // The HTTP server is loaded by the command that serves only: the others start faster without it.
+  const { serve } = await import('../http/server.js');
+  await serve(await createServices(config));
 });
 
 migrateCommand(program);

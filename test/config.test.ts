@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, loadStoreConfig } from '../src/config.js';
+import { ConfigError, jwtConfig, loadConfig, loadSettings, STORE_SETTINGS } from '../src/config/config.js';
+import { settingsMarkdown } from '../src/config/docs.js';
+import { SETTINGS } from '../src/config/settings.js';
+
+const loadStoreConfig = (env: Record<string, string>) => loadSettings(env, STORE_SETTINGS);
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -10,37 +15,35 @@ describe('loadConfig', () => {
     assert.equal(c.databaseUrl, 'sqlite:./data/plant-store.db');
     assert.equal(c.logLevel, 'info');
     assert.equal(c.bootstrapToken, undefined);
-    assert.equal(c.bodyLimit, 16384);
+    assert.equal(c.bodyLimitBytes, 16384);
     assert.equal(c.headersTimeoutMs, 10_000);
     assert.equal(c.requestTimeoutMs, 30_000);
     assert.equal(c.keepAliveTimeoutMs, 5_000);
-    assert.equal(c.jwt, undefined);
-    assert.equal(c.rateLimitPerToken, 600_000);
-    assert.equal(c.authFailureLimit, 60);
-    assert.equal(c.rateLimitWindowMs, 60_000);
+    assert.equal(jwtConfig(c), undefined);
+    assert.equal(c.rateLimitPerWindow, 600_000);
+    assert.equal(c.authFailureLimitPerWindow, 60);
+    assert.equal(c.rateLimitWindowSeconds, 60);
     assert.equal(c.redisUrl, undefined);
     assert.equal(c.metricsPort, undefined);
     assert.equal(c.maxEventLoopDelayMs, 1000);
     assert.equal(c.maxWriteBacklog, 10_000);
-    assert.equal(c.poolSize, 10);
-    assert.deepEqual(c.webhooks, {
-      allowPrivate: false,
-      retryWindowMs: 24 * 3_600_000,
-      timeoutMs: 10_000,
-      backoffBaseMs: 1_000,
-      backoffMaxMs: 3_600_000,
-      pollIntervalMs: 1_000,
-      concurrency: 16,
-      secretKey: undefined,
-    });
+    assert.equal(c.databasePoolSize, 10);
+    assert.equal(c.webhookAllowPrivate, false);
+    assert.equal(c.webhookRetryWindowMs, 24 * 3_600_000);
+    assert.equal(c.webhookTimeoutMs, 10_000);
+    assert.equal(c.webhookBackoffBaseMs, 1_000);
+    assert.equal(c.webhookBackoffMaxMs, 3_600_000);
+    assert.equal(c.webhookPollIntervalMs, 1_000);
+    assert.equal(c.webhookConcurrency, 16);
+    assert.equal(c.webhookSecretKey, undefined);
   });
 
   it('reads the webhook settings', () => {
     const c = loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_WINDOW: '90m', WEBHOOK_TIMEOUT_MS: '500' });
-    assert.equal(c.webhooks.allowPrivate, true);
-    assert.equal(c.webhooks.retryWindowMs, 90 * 60_000);
-    assert.equal(c.webhooks.timeoutMs, 500);
-    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '0' }).webhooks.allowPrivate, false);
+    assert.equal(c.webhookAllowPrivate, true);
+    assert.equal(c.webhookRetryWindowMs, 90 * 60_000);
+    assert.equal(c.webhookTimeoutMs, 500);
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '0' }).webhookAllowPrivate, false);
   });
 
   it('turns JWT mode on with a JWKS URL, an issuer and an audience; flags win', () => {
@@ -49,18 +52,20 @@ describe('loadConfig', () => {
       JWT_ISSUER: 'https://idp.example/',
       JWT_AUDIENCE: 'plants',
     };
-    assert.deepEqual(loadConfig(env).jwt, {
+    assert.deepEqual(jwtConfig(loadConfig(env)), {
       jwksUrl: 'https://idp.example/jwks',
       jwksFile: undefined,
       issuer: 'https://idp.example/',
       audience: 'plants',
       jwksCooldownMs: 30_000,
     });
-    const flagged = loadConfig(env, { jwksUrl: 'http://127.0.0.1:8080/keys', issuer: 'other', audience: 'aud' });
-    assert.equal(flagged.jwt?.jwksUrl, 'http://127.0.0.1:8080/keys');
-    assert.equal(flagged.jwt?.issuer, 'other');
-    assert.equal(flagged.jwt?.audience, 'aud');
-    assert.equal(loadConfig({ METRICS_PORT: '9100', HOST: '10.0.0.1' }).metricsHost, '10.0.0.1');
+    const flagged = jwtConfig(
+      loadConfig(env, { jwtJwksUrl: 'http://127.0.0.1:8080/keys', jwtIssuer: 'other', jwtAudience: 'aud' }),
+    );
+    assert.equal(flagged?.jwksUrl, 'http://127.0.0.1:8080/keys');
+    assert.equal(flagged?.issuer, 'other');
+    assert.equal(flagged?.audience, 'aud');
+    assert.equal(loadConfig({ METRICS_PORT: '9100', HOST: '10.0.0.1' }).metricsHost, undefined, 'HOST is used');
     assert.equal(loadConfig({ METRICS_PORT: '0' }).metricsPort, 0);
   });
 
@@ -68,13 +73,21 @@ describe('loadConfig', () => {
     for (const url of ['postgres://u@db:5432/plants', 'postgresql://u:p@db/plants?schema=tenant_1&sslmode=require']) {
       assert.equal(loadStoreConfig({ DATABASE_URL: url }).databaseUrl, url);
     }
-    assert.equal(loadStoreConfig({ DATABASE_POOL_SIZE: '25' }).poolSize, 25);
+    assert.equal(loadStoreConfig({ DATABASE_POOL_SIZE: '25' }).databasePoolSize, 25);
   });
 
   it('lets flags win over the environment', () => {
     const c = loadConfig({ PORT: '4000', HOST: '::1' }, { port: '5000' });
     assert.equal(c.port, 5000);
     assert.equal(c.host, '::1');
+  });
+
+  it('refuses a renamed variable with one line naming its new name', () => {
+    assert.throws(
+      () => loadConfig({ RATE_LIMIT_PER_MINUTE: '100' }),
+      (err: unknown) =>
+        err instanceof ConfigError && /^RATE_LIMIT_PER_MINUTE was renamed RATE_LIMIT_PER_WINDOW/.test(err.message),
+    );
   });
 
   for (const [env, name] of [
@@ -98,8 +111,8 @@ describe('loadConfig', () => {
       { JWT_JWKS_URL: 'https://a/jwks', JWT_ISSUER: 'x', JWT_AUDIENCE: 'y', JWT_JWKS_COOLDOWN_MS: '-1' },
       'JWT_JWKS_COOLDOWN_MS',
     ],
-    [{ RATE_LIMIT_PER_MINUTE: '-1' }, 'RATE_LIMIT_PER_MINUTE'],
-    [{ AUTH_FAILURE_LIMIT_PER_MINUTE: 'many' }, 'AUTH_FAILURE_LIMIT_PER_MINUTE'],
+    [{ RATE_LIMIT_PER_WINDOW: '-1' }, 'RATE_LIMIT_PER_WINDOW'],
+    [{ AUTH_FAILURE_LIMIT_PER_WINDOW: 'many' }, 'AUTH_FAILURE_LIMIT_PER_WINDOW'],
     [{ RATE_LIMIT_WINDOW_SECONDS: '0' }, 'RATE_LIMIT_WINDOW_SECONDS'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
@@ -144,6 +157,26 @@ describe('loadConfig', () => {
         (err: unknown) => err instanceof ConfigError && /DATABASE_URL/.test(err.message) && !/sec/.test(err.message),
         url,
       );
+    }
+  });
+});
+
+describe('the settings table', () => {
+  it("is the README's settings table, row for row (regenerate with npm run docs:settings)", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const between = /<!-- settings:start -->\n\n([\s\S]*?)\n\n<!-- settings:end -->/.exec(readme);
+    assert.ok(between, 'README.md has the settings markers');
+    assert.equal(between[1], settingsMarkdown());
+  });
+
+  it('gives every setting a distinct variable, a doc line, and a default that its own parser accepts', () => {
+    const names = Object.values(SETTINGS).map((s) => s.env);
+    assert.equal(new Set(names).size, names.length);
+    for (const s of Object.values(SETTINGS)) {
+      assert.ok(s.doc.length > 0 && !s.doc.includes('\n'), s.env);
+      if (s.default !== undefined && s.shown === undefined) {
+        assert.deepEqual((s.parse as (t: string, n: string) => unknown)(String(s.default), s.env), s.default, s.env);
+      }
     }
   });
 });

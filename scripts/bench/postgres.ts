@@ -8,7 +8,7 @@ const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:
 
 /**
  * The write benchmark on PostgreSQL, one instance and then two on one database, as a report:
- * PRODUCT.md sets no target for it. Skipped, saying why, when PostgreSQL cannot be reached.
+ * compared with nothing. Skipped, saying why, when PostgreSQL cannot be reached.
  */
 export async function postgresWrites(opts: {
   token: string;

@@ -1,5 +1,5 @@
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { createToken } from '../../src/auth/tokens.js';
+import { createToken } from '../../src/use-cases/create-token.js';
 
 /** Plant ids of a seeded store: spread out, so that random ids hit and miss like real traffic. */
 export const seededId = (i: number) => BigInt(i) * 7919n;

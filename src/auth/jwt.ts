@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose';
-import type { JwtConfig } from '../config.js';
-import { ConfigError } from '../config.js';
-import { SCOPES, type Scope } from '../store/store.js';
+import { ConfigError, type JwtConfig } from '../config/config.js';
+import { SCOPES, type Scope } from '../domain/token.js';
 
 /** The only signature algorithms accepted: `none`, HMAC (HS*) and anything else are refused. */
 export const JWT_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
@@ -81,7 +80,7 @@ function reason({ errors }: Jose, err: unknown): string {
 }
 
 /**
- * JWT mode (PRODUCT.md §4): access tokens from the operator's identity provider, checked
+ * JWT mode: access tokens from the operator's identity provider, checked
  * against its JWKS with issuer, audience, expiry and not-before. The algorithm allow-list is
  * what refuses `alg: none` and algorithm confusion (an HS256 token "signed" with a public key).
  */

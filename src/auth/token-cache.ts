@@ -1,11 +1,12 @@
-import type { Store, TokenRecord } from '../store/store.js';
+import type { TokenRecord } from '../domain/token.js';
+import type { Store } from '../store/store.js';
 
 export type FindToken = (hash: string) => Promise<TokenRecord | undefined>;
 
 /**
  * Token look-ups, remembered for half a second. Every request needs one, and this keeps them
  * off the store under load, while a token created or revoked anywhere (the CLI, another
- * instance) still takes effect within the second PRODUCT.md promises. Unknown hashes are
+ * instance) still takes effect within a second, as the README promises. Unknown hashes are
  * remembered too, and the cache is emptied when full, so guessing cannot grow it without end.
  */
 export function cachedTokenLookup(store: Store, ttlMs = 500, maxEntries = 10_000): FindToken {

@@ -1,16 +1,15 @@
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { loadDocument } from '../openapi/document.js';
-import { exportPlants, importPlants } from '../plants/backup.js';
-import { withStore } from './with-store.js';
+import { exportPlants, importPlants } from '../use-cases/export-import.js';
+import { withServices } from './with-services.js';
 
 export function backupCommands(program: Command): void {
   program
     .command('export')
     .description('write every plant to stdout as NDJSON, one {"id","name","tag"} object per line, by id')
     .action(async () => {
-      await withStore(async (store) => {
+      await withServices(async ({ store }) => {
         for await (const line of exportPlants(store)) {
           // Respect back-pressure so a million plants never sit in memory at once.
           if (!process.stdout.write(line)) await once(process.stdout, 'drain');
@@ -24,8 +23,8 @@ export function backupCommands(program: Command): void {
     .action(async () => {
       // stdin is read only once the store is open: lines that arrived while an asynchronous
       // store (PostgreSQL) connected would otherwise be emitted before anyone listened.
-      const report = await withStore((store) =>
-        importPlants(store, loadDocument(), createInterface({ input: process.stdin, crlfDelay: Infinity })),
+      const report = await withServices(({ store, doc }) =>
+        importPlants(store, doc, createInterface({ input: process.stdin, crlfDelay: Infinity })),
       );
       for (const bad of report.invalid) process.stderr.write(`line ${bad.line}: ${bad.message}\n`);
       for (const r of report.refused) {

@@ -1,28 +1,36 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
-import { ConfigError, loadConfig, type ServeFlags } from '../config.js';
-import { serve } from '../server.js';
-import { StoreUnavailableError } from '../store/store.js';
+import { Command, Option } from 'commander';
+import { ConfigError, loadConfig, type Flags, type SettingKey } from '../config/config.js';
+import { flagHelp } from '../config/docs.js';
+import { SETTINGS } from '../config/settings.js';
+import { StoreUnavailableError } from '../domain/errors.js';
+import { createServices } from '../services.js';
 import { backupCommands } from './backup-commands.js';
 import { migrateCommand } from './migrate-command.js';
+import { fail } from './output.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
-import { fail } from './output.js';
 
 const program = new Command('plant-store').description('The Plant Store service and its administration commands.');
 
-program
-  .command('serve')
-  .description('run the HTTP server (what npm start runs)')
-  .option('--port <n>', 'port to listen on (default: $PORT or 3000)')
-  .option('--host <h>', 'address to listen on (default: $HOST or 0.0.0.0)')
-  .option('--jwks-url <url>', "JWT mode: the identity provider's JWKS URL (default: $JWT_JWKS_URL)")
-  .option('--jwks-file <path>', 'JWT mode: a JWKS file instead of a URL (default: $JWT_JWKS_FILE)')
-  .option('--issuer <iss>', 'JWT mode: the issuer tokens must name (default: $JWT_ISSUER)')
-  .option('--audience <aud>', 'JWT mode: the audience tokens must name (default: $JWT_AUDIENCE)')
-  .action(async (opts: ServeFlags) => {
-    await serve(loadConfig(process.env, opts));
-  });
+// Every setting with a flag in the settings table becomes an option of `serve`; its value wins
+// over the variable.
+const serveCommand = program.command('serve').description('run the HTTP server (what npm start runs)');
+const flagKeys = new Map<string, SettingKey>();
+for (const [key, s] of Object.entries(SETTINGS) as [SettingKey, (typeof SETTINGS)[SettingKey]][]) {
+  if (!s.flag) continue;
+  const option = new Option(s.flag, flagHelp(s));
+  flagKeys.set(option.attributeName(), key);
+  serveCommand.addOption(option);
+}
+serveCommand.action(async (opts: Record<string, string>) => {
+  const flags: Flags = {};
+  for (const [attribute, value] of Object.entries(opts)) flags[flagKeys.get(attribute)!] = value;
+  const config = loadConfig(process.env, flags);
+  // The HTTP server is loaded by the command that serves only: the others start faster without it.
+  const { serve } = await import('../http/server.js');
+  await serve(await createServices(config));
+});
 
 migrateCommand(program);
 tokenCommands(program);

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { withStore } from './with-store.js';
+import { withServices } from './with-services.js';
 
 export function migrateCommand(program: Command): void {
   program
     .command('migrate')
     .description('apply pending schema migrations and exit')
     .action(async () => {
-      const migrated = await withStore(async (_store, n) => n);
+      const migrated = await withServices(async ({ migrated }) => migrated);
       process.stdout.write(migrated ? `applied ${migrated} migration(s)\n` : 'schema is up to date\n');
     });
 }

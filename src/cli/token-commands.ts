@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { createToken, isActive, parseDuration } from '../auth/tokens.js';
-import { SCOPES, type Scope, type TokenRecord } from '../store/store.js';
+import { isActive, parseDuration, SCOPES, type Scope, type TokenRecord } from '../domain/token.js';
+import { createToken } from '../use-cases/create-token.js';
+import { revokeToken } from '../use-cases/revoke-token.js';
 import { fail } from './output.js';
 import { printTable } from './table.js';
-import { withStore } from './with-store.js';
+import { withServices } from './with-services.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').filter(Boolean)];
 
@@ -27,7 +28,7 @@ export function tokenCommands(program: Command): void {
         if (ms === undefined) fail(`--expires-in must look like 30d, 12h, 90m, 3600s or 2w (got "${opts.expiresIn}")`);
         expiresAt = new Date(Date.now() + ms);
       }
-      const created = await withStore((store) =>
+      const created = await withServices(({ store }) =>
         createToken(store, { name, scopes: opts.scope as Scope[] | undefined, expiresAt }),
       );
       process.stdout.write(`${created.token}\n`);
@@ -38,7 +39,7 @@ export function tokenCommands(program: Command): void {
     .description('list tokens (never the tokens themselves)')
     .option('--json', 'one JSON object per line')
     .action(async (opts: { json?: boolean }) => {
-      const tokens = await withStore((store) => store.listTokens());
+      const tokens = await withServices(({ store }) => store.listTokens());
       if (opts.json) {
         for (const t of tokens) process.stdout.write(`${JSON.stringify(view(t))}\n`);
         return;
@@ -64,8 +65,7 @@ export function tokenCommands(program: Command): void {
     .description('revoke a token; running servers refuse it within a second')
     .argument('<id>', 'the token id shown by token list')
     .action(async (id: string) => {
-      const found = await withStore((store) => store.revokeToken(id, new Date()));
-      if (!found) fail(`no token with id "${id}"`);
+      await withServices(({ store }) => revokeToken(store, id));
       process.stdout.write(`revoked ${id}\n`);
     });
 }

@@ -1,12 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { loadWebhookConfig } from '../config.js';
-import { checkSubscriberUrl } from '../events/address-guard.js';
-import { newSecret, sealSecret } from '../events/signing.js';
-import { EVENT_TYPES, type EventType } from '../events/types.js';
+import { EVENT_TYPES, type EventType } from '../domain/webhook.js';
+import { urlProblem } from '../events/address-guard.js';
+import { addWebhook, removeWebhook } from '../use-cases/webhooks.js';
 import { fail } from './output.js';
 import { printTable } from './table.js';
-import { withStore } from './with-store.js';
+import { withServices } from './with-services.js';
 
 /** `created` or `plant.created`, comma-separated. */
 function parseEvents(text: string): EventType[] {
@@ -33,20 +31,10 @@ export function webhookCommands(program: Command): void {
     .option('--events <list>', 'comma-separated: created, updated, deleted', 'created,updated,deleted')
     .action(async (url: string, opts: { events: string }) => {
       const events = parseEvents(opts.events);
-      const config = loadWebhookConfig(process.env);
-      const problem = await checkSubscriberUrl(url, config.allowPrivate);
+      // A URL that cannot be one is refused before the store is opened.
+      const problem = urlProblem(url);
       if (problem !== undefined) fail(problem);
-      const secret = newSecret();
-      const endpoint = {
-        id: `ep_${randomBytes(12).toString('base64url')}`,
-        url: new URL(url).href,
-        events,
-        secret: sealSecret(secret, config.secretKey),
-        enabled: true,
-        disabledReason: null,
-        createdAt: new Date(),
-      };
-      await withStore((store) => store.insertEndpoint(endpoint));
+      const { endpoint, secret } = await withServices(({ store, config }) => addWebhook(store, config, url, events));
       process.stdout.write(`${endpoint.id}\n${secret}\n`);
       process.stderr.write(`plant-store: the secret above is shown only this once; store it with the receiver\n`);
     });
@@ -59,7 +47,7 @@ export function webhookCommands(program: Command): void {
     .action(async (opts: { json?: boolean; recent: string }) => {
       const recent = Number(opts.recent);
       if (!Number.isInteger(recent) || recent < 0 || recent > 1000) fail('--recent must be an integer from 0 to 1000');
-      const list = await withStore((store) => store.listEndpoints(recent));
+      const list = await withServices(({ store }) => store.listEndpoints(recent));
       if (opts.json) {
         for (const e of list) process.stdout.write(`${JSON.stringify(e)}\n`);
         return;
@@ -99,8 +87,7 @@ export function webhookCommands(program: Command): void {
     .description('unsubscribe an endpoint; its undelivered events are dropped')
     .argument('<id>', 'the endpoint id shown by webhook add and webhook list')
     .action(async (id: string) => {
-      const found = await withStore((store) => store.removeEndpoint(id));
-      if (!found) fail(`no webhook endpoint with id "${id}"`);
+      await withServices(({ store }) => removeWebhook(store, id));
       process.stdout.write(`removed ${id}\n`);
     });
 }

@@ -1,10 +1,10 @@
-import type { FastifyBaseLogger } from 'fastify';
-import type { WebhookConfig } from '../config.js';
+import type { Logger } from 'pino';
+import type { WebhookConfig } from '../config/config.js';
+import type { AttemptResult, DueDelivery } from '../domain/webhook.js';
 import type { Store } from '../store/store.js';
+import type { WebhookMetrics } from './metrics.js';
 import { send, type SendResult } from './send.js';
 import { openSecret, sign } from './signing.js';
-import type { AttemptResult, DueDelivery } from './types.js';
-import type { WebhookMetrics } from './metrics.js';
 
 /** A claim outlives the longest attempt by this much, so a crashed instance's claims expire soon after. */
 const LEASE_MARGIN_MS = 5_000;
@@ -27,8 +27,9 @@ export function retryDelay(
   retryAfterMs: number | null,
   random = Math.random,
 ): number {
-  const ceiling = Math.min(config.backoffMaxMs, config.backoffBaseMs * 2 ** Math.min(attempts - 1, 40));
-  const jittered = config.backoffBaseMs + random() * Math.max(0, ceiling - config.backoffBaseMs);
+  const base = config.webhookBackoffBaseMs;
+  const ceiling = Math.min(config.webhookBackoffMaxMs, base * 2 ** Math.min(attempts - 1, 40));
+  const jittered = base + random() * Math.max(0, ceiling - base);
   return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
 }
 
@@ -51,7 +52,7 @@ export class Dispatcher {
   constructor(
     private readonly store: Store,
     private readonly config: WebhookConfig,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: Logger,
     private readonly metrics: WebhookMetrics,
   ) {}
 
@@ -65,7 +66,7 @@ export class Dispatcher {
   /** Keeps the outbox small: events neither pending nor recent go (any instance may do it). */
   private async prune(): Promise<void> {
     try {
-      const pruned = await this.store.pruneEvents(Date.now() - this.config.retryWindowMs - RETENTION_MS);
+      const pruned = await this.store.pruneEvents(Date.now() - this.config.webhookRetryWindowMs - RETENTION_MS);
       if (pruned > 0) this.log.info({ pruned }, 'pruned old webhook events');
     } catch (err) {
       this.log.warn({ err }, 'could not prune old webhook events');
@@ -108,10 +109,10 @@ export class Dispatcher {
     this.nudged = false;
     let claimed = 0;
     try {
-      const room = this.config.concurrency - this.inFlight.size;
+      const room = this.config.webhookConcurrency - this.inFlight.size;
       if (room > 0) {
         const now = Date.now();
-        const due = await this.store.claimDeliveries(now, now + this.config.timeoutMs + LEASE_MARGIN_MS, room);
+        const due = await this.store.claimDeliveries(now, now + this.config.webhookTimeoutMs + LEASE_MARGIN_MS, room);
         claimed = due.length;
         for (const d of due) {
           const p = this.attempt(d).finally(() => {
@@ -128,9 +129,9 @@ export class Dispatcher {
       this.ticking = false;
     }
     if (!this.running) return;
-    const more = this.again || (claimed > 0 && this.inFlight.size < this.config.concurrency);
+    const more = this.again || (claimed > 0 && this.inFlight.size < this.config.webhookConcurrency);
     this.again = false;
-    this.schedule(more ? 0 : this.nudged ? NUDGE_COALESCE_MS : this.config.pollIntervalMs);
+    this.schedule(more ? 0 : this.nudged ? NUDGE_COALESCE_MS : this.config.webhookPollIntervalMs);
   }
 
   private async attempt(d: DueDelivery): Promise<void> {
@@ -138,7 +139,7 @@ export class Dispatcher {
     const timestamp = Math.floor(started / 1000);
     let r: SendResult;
     try {
-      const secret = openSecret(d.secret, this.config.secretKey);
+      const secret = openSecret(d.secret, this.config.webhookSecretKey);
       const headers = {
         'content-type': 'application/json',
         'user-agent': 'plant-store-webhooks',
@@ -147,7 +148,14 @@ export class Dispatcher {
         'webhook-signature': sign(secret, d.eventId, timestamp, d.body),
         'webhook-event-type': d.type,
       };
-      r = await send(d.url, headers, d.body, this.config.timeoutMs, this.config.allowPrivate, this.stopping.signal);
+      r = await send(
+        d.url,
+        headers,
+        d.body,
+        this.config.webhookTimeoutMs,
+        this.config.webhookAllowPrivate,
+        this.stopping.signal,
+      );
     } catch (err) {
       // Nothing was sent (no usable secret): retried, so fixing WEBHOOK_SECRET_KEY recovers.
       r = { status: null, error: err instanceof Error ? err.message : String(err), retryAfterMs: null };
@@ -160,7 +168,7 @@ export class Dispatcher {
     let nextAttemptAt = at;
     if (!ok) {
       nextAttemptAt = at + retryDelay(attempts, this.config, r.retryAfterMs);
-      outcome = gone || nextAttemptAt > d.eventCreatedAt + this.config.retryWindowMs ? 'failed' : 'retry';
+      outcome = gone || nextAttemptAt > d.eventCreatedAt + this.config.webhookRetryWindowMs ? 'failed' : 'retry';
     }
     const error = ok ? null : (r.error ?? `HTTP ${r.status}`);
     const result: AttemptResult = {

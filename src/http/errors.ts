@@ -2,8 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { StoreUnavailableError } from '../store/store.js';
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  UnauthenticatedError,
+  UnavailableError,
+} from '../domain/errors.js';
 import { HttpError } from './http-error.js';
+
+const REALM = 'Bearer realm="plant-store"';
 
 /** Fastify's own client errors, re-worded: its messages can name internals, ours never do. */
 const FRAMEWORK_ERRORS: Record<string, (err: FastifyError) => HttpError> = {
@@ -16,10 +25,27 @@ const FRAMEWORK_ERRORS: Record<string, (err: FastifyError) => HttpError> = {
   FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, 'a path segment is too long'),
 };
 
+/**
+ * The one place where a failure becomes a status: the domain's errors, the edge's own
+ * HttpErrors and Fastify's client errors. Anything else is a bug (undefined: 500).
+ */
 export function toHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
-  if (err instanceof StoreUnavailableError) {
-    return new HttpError(503, 'the store is unavailable; retry later', { 'retry-after': '1' });
+  if (err instanceof InvalidInputError) return new HttpError(400, err.message);
+  if (err instanceof UnauthenticatedError) {
+    return new HttpError(401, err.message, {
+      'www-authenticate': err.presented ? `${REALM}, error="invalid_token"` : REALM,
+    });
+  }
+  if (err instanceof ForbiddenError) {
+    return new HttpError(403, err.message, {
+      'www-authenticate': `${REALM}, error="insufficient_scope", scope="${err.scope}"`,
+    });
+  }
+  if (err instanceof NotFoundError) return new HttpError(404, err.message);
+  if (err instanceof ConflictError) return new HttpError(409, err.message);
+  if (err instanceof UnavailableError) {
+    return new HttpError(503, err.message, { 'retry-after': String(err.retryAfterSeconds) });
   }
   const fe = err as Partial<FastifyError>;
   if (fe.code && fe.code in FRAMEWORK_ERRORS) return FRAMEWORK_ERRORS[fe.code]!(fe as FastifyError);
@@ -30,7 +56,7 @@ export function toHttpError(err: unknown): HttpError | undefined {
   return undefined;
 }
 
-/** The one error handler: every failure leaves as the seed's `{error, message}` and hides internals. */
+/** The one error handler: every failure leaves as `{error, message}` and hides internals. */
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {
   const known = toHttpError(err);
   if (!known) {
@@ -43,7 +69,7 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
 
 /**
  * Malformed requests rejected by Node's HTTP parser never reach Fastify; they still get the
- * seed's error shape, and the connection is closed because its framing cannot be trusted.
+ * Error shape, and the connection is closed because its framing cannot be trusted.
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
   if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {

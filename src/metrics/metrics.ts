@@ -20,7 +20,7 @@ export interface Metrics {
 }
 
 /**
- * The service's Prometheus metrics (PRODUCT.md §7): requests and latency by route and status,
+ * The service's Prometheus metrics: requests and latency by route and status,
  * the store (plants held, errors, group commits, write backlog), refusals by the rate limits
  * and the overload guard, and Node's own process and event-loop figures. Store figures are
  * read when scraped, so the request path pays only for a counter and a histogram.

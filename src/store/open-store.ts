@@ -1,4 +1,4 @@
-import type { StoreConfig } from '../config.js';
+import type { StoreConfig } from '../config/config.js';
 import type { Store } from './store.js';
 
 /**
@@ -14,7 +14,7 @@ export async function openStore(config: StoreConfig): Promise<{ store: Store; mi
     store = new SqliteStore(databaseUrl.slice('sqlite:'.length));
   } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    store = new PostgresStore(databaseUrl, config.poolSize);
+    store = new PostgresStore(databaseUrl, config.databasePoolSize);
   } else {
     throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
   }

@@ -1,41 +1,27 @@
-import type { WebhookStore } from '../events/types.js';
+import type { CreateOutcome, PlantRecord } from '../domain/plant.js';
+import type { TokenRecord } from '../domain/token.js';
+import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../domain/webhook.js';
 
-/** A plant as stored. `tag` is undefined when the plant has no tag; `""` is a tag. */
-export interface PlantRecord {
-  id: bigint;
-  name: string;
-  tag?: string;
-}
-
-export type CreateOutcome = { kind: 'created' } | { kind: 'identical' } | { kind: 'conflict'; existing: PlantRecord };
-
-export const SCOPES = ['plants:read', 'plants:write', 'metrics:read'] as const;
-export type Scope = (typeof SCOPES)[number];
-
-export interface TokenRecord {
-  id: string;
-  name: string;
-  /** SHA-256 of the whole token, hex. The token itself is never stored. */
-  hash: string;
-  /** The first characters of the token, so a person can tell tokens apart. */
-  prefix: string;
-  scopes: Scope[];
-  createdAt: Date;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-}
-
-/** Raised by a store when its storage cannot be reached; the HTTP layer answers 503. */
-export class StoreUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('the store is unavailable', { cause });
-    this.name = 'StoreUnavailableError';
-  }
+/** The outbox and endpoints as each store keeps them. */
+export interface WebhookStore {
+  insertEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  listEndpoints(recent: number): Promise<EndpointStatus[]>;
+  /** Resolves to false when no endpoint has this id; its pending deliveries go with it. */
+  removeEndpoint(id: string): Promise<boolean>;
+  /**
+   * Leases up to `limit` due deliveries until `leaseUntil`: pending, due, not leased, on an
+   * enabled endpoint, and the oldest pending one of its plant for its endpoint (order per plant).
+   */
+  claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]>;
+  recordAttempt(result: AttemptResult): Promise<void>;
+  countPendingDeliveries(): Promise<number>;
+  /** Deletes events older than `before` that have no pending delivery, with their deliveries; resolves to how many. */
+  pruneEvents(before: number): Promise<number>;
 }
 
 /**
  * Everything the service keeps. Each method that changes data resolves only after the change
- * is durable, and is atomic on its own.
+ * is durable, and is atomic on its own. Outages reject with the domain's StoreUnavailableError.
  */
 export interface Store extends WebhookStore {
   /** Applies pending schema migrations; resolves to the number applied. */

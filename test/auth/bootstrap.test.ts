@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bootstrapToken } from '../../src/auth/bootstrap.js';
-import { createToken } from '../../src/auth/tokens.js';
+import { bootstrapToken } from '../../src/use-cases/bootstrap-token.js';
+import { createToken } from '../../src/use-cases/create-token.js';
 import { tempSqliteStore } from '../support/temp-store.js';
 import type { Store } from '../../src/store/store.js';
 

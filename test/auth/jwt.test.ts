@@ -1,4 +1,4 @@
-// JWT mode (PRODUCT §4): access tokens of an identity provider, verified against its JWKS,
+// JWT mode: access tokens of an identity provider, verified against its JWKS,
 // served here by a local JWKS endpoint with keys made by jose. Every response is also checked
 // against the OpenAPI document by send().
 // SQLite only: a JWT is verified without the store, and the requests it admits are the same
@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { exportSPKI } from 'jose';
-import { send, type RawResponse } from '../support/http.js';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { send, type RawResponse, type Target } from '../support/http.js';
 import {
   AUDIENCE,
   ISSUER,
@@ -21,7 +22,6 @@ import {
   type JwksServer,
   type SigningKey,
 } from '../support/identity-provider.js';
-import { startServer, type ServerProcess } from '../support/server.js';
 
 const jwtEnv = (jwks: JwksServer, cooldownMs: number) => ({
   JWT_JWKS_URL: jwks.url,
@@ -31,14 +31,14 @@ const jwtEnv = (jwks: JwksServer, cooldownMs: number) => ({
 });
 
 let nextId = 1;
-const post = (url: string, token: string) =>
+const post = (url: Target, token: string) =>
   send(url, {
     method: 'POST',
     path: '/plants',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: `{"id":${nextId++},"name":"jwt"}`,
   });
-const get = (url: string, token: string, path = '/plants') =>
+const get = (url: Target, token: string, path = '/plants') =>
   send(url, { path, headers: { authorization: `Bearer ${token}` } });
 
 function assertInvalidToken(r: RawResponse, what: string): void {
@@ -51,7 +51,7 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 
 describe('JWT mode', () => {
   let jwks: JwksServer;
-  let server: ServerProcess;
+  let server: TestApp;
   let keys: Record<'RS256' | 'ES256' | 'EdDSA', SigningKey>;
   let stranger: SigningKey;
 
@@ -64,39 +64,39 @@ describe('JWT mode', () => {
     stranger = await newKey('RS256', 'rsa-1'); // same kid as a real key, another key
     jwks = await startJwksServer(Object.values(keys));
     // A long cooldown: once fetched, the keys are not fetched again within this test.
-    server = await startServer({ env: jwtEnv(jwks, 600_000) });
+    server = await buildTestApp({ logs: true, env: jwtEnv(jwks, 600_000) });
   });
   after(async () => {
-    await server?.dispose();
+    await server?.close();
     await jwks?.close();
   });
 
   it('accepts RS256, ES256 and EdDSA tokens, with scopes from `scope` or `scp`', async () => {
     const rs = await signToken(keys.RS256, { claims: { scope: 'plants:read plants:write' } });
-    assert.equal((await post(server.url, rs)).status, 200);
-    assert.equal((await get(server.url, rs)).status, 200);
+    assert.equal((await post(server, rs)).status, 200);
+    assert.equal((await get(server, rs)).status, 200);
 
     const es = await signToken(keys.ES256, { claims: { scp: ['plants:read'] } });
-    assert.equal((await get(server.url, es)).status, 200);
-    const denied = await post(server.url, es);
+    assert.equal((await get(server, es)).status, 200);
+    const denied = await post(server, es);
     assert.equal(denied.status, 403, denied.text);
     assert.match(String(denied.headers['www-authenticate']), /error="insufficient_scope", scope="plants:write"/);
 
     const ed = await signToken(keys.EdDSA, { claims: { scp: 'plants:write metrics:read' } });
-    assert.equal((await post(server.url, ed)).status, 200);
-    assert.equal((await get(server.url, ed)).status, 403, 'scp "plants:write metrics:read" has no plants:read');
-    const metrics = await get(server.url, ed, '/metrics');
+    assert.equal((await post(server, ed)).status, 200);
+    assert.equal((await get(server, ed)).status, 403, 'scp "plants:write metrics:read" has no plants:read');
+    const metrics = await get(server, ed, '/metrics');
     assert.equal(metrics.status, 200, metrics.text);
 
     const none = await signToken(keys.ES256, { claims: { scope: 'openid profile' } });
-    assert.equal((await get(server.url, none)).status, 403, 'scopes the service does not know grant nothing');
+    assert.equal((await get(server, none)).status, 403, 'scopes the service does not know grant nothing');
   });
 
   it('tolerates a small clock difference on exp and nbf (30 s)', async () => {
     const justExpired = await signToken(keys.RS256, { claims: { scope: 'plants:read' }, expiresIn: -10 });
-    assert.equal((await get(server.url, justExpired)).status, 200);
+    assert.equal((await get(server, justExpired)).status, 200);
     const almostValid = await signToken(keys.RS256, { claims: { scope: 'plants:read' }, notBefore: 10 });
-    assert.equal((await get(server.url, almostValid)).status, 200);
+    assert.equal((await get(server, almostValid)).status, 200);
   });
 
   it('refuses every forged, foreign or stale token with 401 invalid_token', async () => {
@@ -132,10 +132,10 @@ describe('JWT mode', () => {
       ['garbage in JWT shape', 'eyJhbGciOiJSUzI1NiJ9.bm90IGpzb24.c2ln'],
     ];
     for (const [what, token] of cases) {
-      assertInvalidToken(await post(server.url, token), what);
-      assertInvalidToken(await get(server.url, token), what);
+      assertInvalidToken(await post(server, token), what);
+      assertInvalidToken(await get(server, token), what);
     }
-    assert.equal((await post(server.url, valid)).status, 200, 'the untampered token is accepted');
+    assert.equal((await post(server, valid)).status, 200, 'the untampered token is accepted');
   });
 
   it('fetches the JWKS once: unknown kids within the cooldown do not make it fetch again', async () => {
@@ -143,20 +143,20 @@ describe('JWT mode', () => {
     assert.ok(fetched >= 1);
     for (let i = 0; i < 10; i++) {
       const forged = await signToken({ ...stranger, kid: `unknown-${i}` }, { claims: { scope: 'plants:read' } });
-      assertInvalidToken(await get(server.url, forged), `unknown kid ${i}`);
+      assertInvalidToken(await get(server, forged), `unknown kid ${i}`);
     }
     assert.equal(jwks.fetches, fetched, 'a stream of unknown kids must not reach the identity provider');
   });
 
   it('keeps managed pst_ tokens working alongside JWTs', async () => {
-    assert.equal((await post(server.url, server.token)).status, 200);
+    assert.equal((await post(server, server.token)).status, 200);
   });
 
   it('never logs a JWT', async () => {
     const token = await signToken(keys.ES256, { claims: { scope: 'plants:read' }, subject: 'log-check' });
-    assert.equal((await get(server.url, token)).status, 200);
+    assert.equal((await get(server, token)).status, 200);
     await sleep(100);
-    const log = [...server.stdout, ...server.stderr].join('\n');
+    const log = server.logs.join('\n');
     assert.ok(!log.includes(token.split('.')[2]!), 'the log contains a JWT signature');
     assert.ok(log.includes('"sub":"log-check"'), 'the log names the subject');
   });
@@ -167,20 +167,20 @@ describe('JWT mode: key rotation', () => {
     const first = await newKey('ES256', 'rotation-1');
     const second = await newKey('EdDSA', 'rotation-2');
     const jwks = await startJwksServer([first]);
-    const server = await startServer({ env: jwtEnv(jwks, 300) });
+    const server = await buildTestApp({ env: jwtEnv(jwks, 300) });
     try {
       const scope = { scope: 'plants:read' };
-      assert.equal((await get(server.url, await signToken(first, { claims: scope }))).status, 200);
+      assert.equal((await get(server, await signToken(first, { claims: scope }))).status, 200);
 
       jwks.keys = [second]; // the provider rotates: the old key is withdrawn, a new one published
       const fresh = await signToken(second, { claims: scope });
       let last: RawResponse | undefined;
       for (let i = 0; i < 50 && last?.status !== 200; i++) {
-        last = await get(server.url, fresh);
+        last = await get(server, fresh);
         if (last.status !== 200) await sleep(100);
       }
       assert.equal(last?.status, 200, `the new key was not picked up: ${last?.text}`);
-      const stale = await get(server.url, await signToken(first, { claims: scope }));
+      const stale = await get(server, await signToken(first, { claims: scope }));
       assertInvalidToken(stale, 'a token of the withdrawn key');
 
       // The provider goes away: a token naming a key not seen yet cannot be checked.
@@ -188,14 +188,14 @@ describe('JWT mode: key rotation', () => {
       const third = await newKey('RS256', 'rotation-3');
       const unknown = await signToken(third, { claims: scope });
       for (let i = 0; i < 50 && last?.status !== 503; i++) {
-        last = await get(server.url, unknown);
+        last = await get(server, unknown);
         if (last.status !== 503) await sleep(100);
       }
       assert.equal(last?.status, 503, last?.text);
       assert.ok(Number(last?.headers['retry-after']) >= 1);
-      assert.equal((await get(server.url, fresh)).status, 200, 'keys already fetched keep working');
+      assert.equal((await get(server, fresh)).status, 200, 'keys already fetched keep working');
     } finally {
-      await server.dispose();
+      await server.close();
       await jwks.close();
     }
   });
@@ -207,16 +207,13 @@ describe('JWT mode: a JWKS file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-jwks-'));
     const file = join(dir, 'jwks.json');
     writeFileSync(file, JSON.stringify({ keys: [key.jwk] }));
-    const server = await startServer({ env: { JWT_JWKS_FILE: file, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } });
+    const server = await buildTestApp({ env: { JWT_JWKS_FILE: file, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE } });
     try {
-      assert.equal((await get(server.url, await signToken(key, { claims: { scope: 'plants:read' } }))).status, 200);
+      assert.equal((await get(server, await signToken(key, { claims: { scope: 'plants:read' } }))).status, 200);
       const other = await newKey('RS256', 'file-2');
-      assertInvalidToken(
-        await get(server.url, await signToken(other, { claims: { scope: 'plants:read' } })),
-        'other key',
-      );
+      assertInvalidToken(await get(server, await signToken(other, { claims: { scope: 'plants:read' } })), 'other key');
     } finally {
-      await server.dispose();
+      await server.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cachedTokenLookup } from '../../src/auth/token-cache.js';
-import type { Store, TokenRecord } from '../../src/store/store.js';
+import type { TokenRecord } from '../../src/domain/token.js';
+import type { Store } from '../../src/store/store.js';
 
 const record: TokenRecord = {
   id: 'a',

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { createToken, hashToken, isActive, isWellFormedToken, parseDuration } from '../../src/auth/tokens.js';
+import { hashToken, isActive, isWellFormedToken, parseDuration, type TokenRecord } from '../../src/domain/token.js';
+import { createToken } from '../../src/use-cases/create-token.js';
 import { tempSqliteStore } from '../support/temp-store.js';
-import type { TokenRecord } from '../../src/store/store.js';
 
 describe('token hashing', () => {
   it('is the SHA-256 hex digest of the whole token', () => {

@@ -1,4 +1,4 @@
-// The command-line tool (PRODUCT §4, §8): token create/list/revoke, migrate, and the
+// The command-line tool: token create/list/revoke, migrate, and the
 // one-line failures on bad input and bad configuration.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -243,7 +243,7 @@ for (const store of stores) {
       });
     });
 
-    describe('bad command lines (PRODUCT §8: one clear line on bad input)', () => {
+    describe('bad command lines (one clear line on bad input)', () => {
       for (const [what, args] of [
         ['token create without --name', ['token', 'create']],
         ['token create with an empty --name', ['token', 'create', '--name', ' ']],

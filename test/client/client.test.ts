@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPlantStoreClient, type PlantStoreClient } from '../../src/client/index.js';
 import { conformingFetch } from '../support/http.js';
-import { startServer, type ServerProcess } from '../support/server.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
 const MAX = 2n ** 63n - 1n;
@@ -10,15 +10,18 @@ const PAST_2_53 = 2n ** 53n + 1n;
 
 for (const store of stores) {
   describe(`the typed client (plant-store/client) against a live server [${store}]`, suiteOptions(store), () => {
-    let server: ServerProcess;
+    let server: TestApp;
+    let url: string;
     let client: PlantStoreClient;
 
     before(async () => {
-      server = await startServer({ store });
+      server = await buildTestApp({ store });
+      // The client speaks to a real socket, through fetch, as a user's code would.
+      url = await server.listen();
       // conformingFetch checks every response against the document, as send() does.
-      client = createPlantStoreClient({ baseUrl: server.url, token: server.token, fetch: conformingFetch });
+      client = createPlantStoreClient({ baseUrl: url, token: server.token, fetch: conformingFetch });
     });
-    after(() => server.dispose());
+    after(() => server.close());
 
     it('creates and reads back plants, ids past 2^53 exact as bigint', async () => {
       for (const [id, name, tag] of [
@@ -57,7 +60,7 @@ for (const store of stores) {
     });
 
     it('returns the Error body of a refused call, typed', async () => {
-      const anonymous = createPlantStoreClient({ baseUrl: server.url, fetch: conformingFetch });
+      const anonymous = createPlantStoreClient({ baseUrl: url, fetch: conformingFetch });
       const refused = await anonymous.POST('/plants', { body: { id: 1, name: 'Monstera' } });
       assert.equal(refused.response.status, 401);
       assert.equal(refused.data, undefined);

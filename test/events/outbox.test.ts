@@ -16,7 +16,7 @@ for (const kind of stores) {
     });
 
     it('writes events with real changes only, leases them in order per plant, and prunes finished ones', async () => {
-      store = (await openStore({ databaseUrl: db.databaseUrl, poolSize: 2 })).store;
+      store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 2 })).store;
       // No subscriber: nothing is written.
       await store.createPlant({ id: 1n, name: 'before' });
       await store.insertEndpoint({

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { loadWebhookConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { checkSubscriberUrl, isPrivateAddress } from '../../src/events/address-guard.js';
 import { retryDelay } from '../../src/events/dispatcher.js';
 import { parseRetryAfter } from '../../src/events/send.js';
 import { newSecret, openSecret, sealSecret, sign } from '../../src/events/signing.js';
-import { newEvent } from '../../src/events/types.js';
+import { newEvent } from '../../src/domain/webhook.js';
 
 describe('webhook building blocks', () => {
   it('signs as Standard Webhooks verifiers expect', () => {
@@ -38,7 +38,7 @@ describe('webhook building blocks', () => {
   });
 
   it('backs off exponentially with jitter, capped, and honours Retry-After', () => {
-    const c = { ...loadWebhookConfig({}), backoffBaseMs: 1000, backoffMaxMs: 60_000 };
+    const c = { ...loadConfig({}), webhookBackoffBaseMs: 1000, webhookBackoffMaxMs: 60_000 };
     assert.equal(
       retryDelay(1, c, null, () => 0.5),
       1000,

@@ -1,12 +1,20 @@
-// Webhooks (PRODUCT.md §6, issue 7): a real subscriber on 127.0.0.1 receives signed deliveries
+// Webhooks: a real subscriber on 127.0.0.1 receives signed deliveries
 // that the standardwebhooks library verifies; retries, order per plant, a hanging subscriber,
 // SIGKILL with undelivered events, 410, the address guard, and two instances on PostgreSQL.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import { startServer, type ServerProcess, type StartOptions } from '../support/server.js';
-import { postPlant, send } from '../support/http.js';
+import { loadConfig } from '../../src/config/config.js';
+import { NotFoundError } from '../../src/domain/errors.js';
+import { EVENT_TYPES, type EventType } from '../../src/domain/webhook.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { importPlants } from '../../src/use-cases/export-import.js';
+import { addWebhook as subscribe, removeWebhook } from '../../src/use-cases/webhooks.js';
+import { buildTestApp, type TestApp, type TestAppOptions } from '../helper.js';
 import { runCli } from '../support/cli.js';
+import { postPlant, send } from '../support/http.js';
+import { startServer } from '../support/server.js';
 import { pollUntil } from '../support/poll.js';
 import { Receiver, type Received } from '../support/receiver.js';
 import { createTestStore, stores, suiteOptions, type StoreKind } from '../support/stores.js';
@@ -30,35 +38,41 @@ async function receiver(): Promise<Receiver> {
   return r;
 }
 
-async function server(options: StartOptions): Promise<ServerProcess> {
-  const s = await startServer({ ...options, env: { ...FAST, ...options.env } });
-  cleanups.push(() => s.dispose());
+async function server(options: TestAppOptions): Promise<TestApp> {
+  const s = await buildTestApp({ logs: true, ...options, env: { ...FAST, ...options.env } });
+  cleanups.push(() => s.close());
   return s;
 }
 
-function addWebhook(
-  databaseUrl: string,
-  url: string,
-  extra: string[] = [],
-  env: Record<string, string> = {},
-): { id: string; secret: string } {
-  const r = runCli(['webhook', 'add', url, ...extra], {
-    DATABASE_URL: databaseUrl,
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    ...env,
-  });
-  assert.equal(r.status, 0, r.stderr);
-  const [id, secret] = r.stdout.trim().split('\n');
-  assert.match(id!, /^ep_/);
-  assert.match(secret!, /^whsec_[A-Za-z0-9+/]+=*$/);
-  return { id: id!, secret: secret! };
+/** Works on the store the way a command does: its own connection, opened and closed. */
+async function withStore<T>(databaseUrl: string, work: (store: Store) => Promise<T>): Promise<T> {
+  const { store } = await openStore({ databaseUrl, databasePoolSize: 1 });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
 }
 
-const auth = (s: ServerProcess) => ({ authorization: `Bearer ${s.token}`, 'content-type': 'application/json' });
-const rename = (s: ServerProcess, id: string, body: string) =>
-  send(s.url, { method: 'PUT', path: `/plants/${id}`, headers: auth(s), body });
-const remove = (s: ServerProcess, id: string) =>
-  send(s.url, { method: 'DELETE', path: `/plants/${id}`, headers: { authorization: `Bearer ${s.token}` } });
+/** `webhook add`, as the command does it, with private addresses allowed. */
+async function addWebhook(
+  databaseUrl: string,
+  url: string,
+  events: EventType[] = [...EVENT_TYPES],
+  env: Record<string, string> = {},
+): Promise<{ id: string; secret: string }> {
+  const config = loadConfig({ DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: 'true', ...env });
+  const { endpoint, secret } = await withStore(databaseUrl, (store) => subscribe(store, config, url, events));
+  assert.match(endpoint.id, /^ep_/);
+  assert.match(secret, /^whsec_[A-Za-z0-9+/]+=*$/);
+  return { id: endpoint.id, secret };
+}
+
+const auth = (s: TestApp) => ({ authorization: `Bearer ${s.token}`, 'content-type': 'application/json' });
+const rename = (s: TestApp, id: string, body: string) =>
+  send(s, { method: 'PUT', path: `/plants/${id}`, headers: auth(s), body });
+const remove = (s: TestApp, id: string) =>
+  send(s, { method: 'DELETE', path: `/plants/${id}`, headers: { authorization: `Bearer ${s.token}` } });
 
 function verify(secret: string, r: Received): unknown {
   return new Webhook(secret).verify(r.body, r.headers);
@@ -73,17 +87,11 @@ for (const kind of stores) {
       const store = createTestStore(kind);
       cleanups.push(() => store.drop());
       const s = await server({ databaseUrl: store.databaseUrl });
-      const { secret } = addWebhook(store.databaseUrl, hook.url);
+      const { secret } = await addWebhook(store.databaseUrl, hook.url);
 
-      assert.equal(
-        (await postPlant(s.url, s.token, '{"id":9007199254740993,"name":"Monstera","tag":"big"}')).status,
-        200,
-      );
+      assert.equal((await postPlant(s, s.token, '{"id":9007199254740993,"name":"Monstera","tag":"big"}')).status, 200);
       // The same POST again is an idempotent retry: no second event.
-      assert.equal(
-        (await postPlant(s.url, s.token, '{"id":9007199254740993,"name":"Monstera","tag":"big"}')).status,
-        200,
-      );
+      assert.equal((await postPlant(s, s.token, '{"id":9007199254740993,"name":"Monstera","tag":"big"}')).status, 200);
       assert.equal((await rename(s, '9007199254740993', '{"name":"Swiss cheese plant"}')).status, 200);
       assert.equal((await remove(s, '9007199254740993')).status, 204);
       // A change that did not happen emits nothing either.
@@ -114,7 +122,7 @@ for (const kind of stores) {
       assert.match(list.stdout, /enabled/);
       assert.match(list.stdout, /HTTP 200/);
       assert.doesNotMatch(list.stdout + list.stderr, /whsec_/);
-      assert.ok(!s.stdout.concat(s.stderr).join('\n').includes(secret.slice(6)), 'the secret is never logged');
+      assert.ok(!s.logs.join('\n').includes(secret.slice(6)), 'the secret is never logged');
     });
 
     it('retries after 500s and a dropped connection with the same webhook-id, keeping the order per plant', async () => {
@@ -132,16 +140,16 @@ for (const kind of stores) {
       const store = createTestStore(kind);
       cleanups.push(() => store.drop());
       const s = await server({ databaseUrl: store.databaseUrl });
-      const { secret } = addWebhook(store.databaseUrl, hook.url);
+      const { secret } = await addWebhook(store.databaseUrl, hook.url);
 
-      assert.equal((await postPlant(s.url, s.token, '{"id":7,"name":"Fern"}')).status, 200);
+      assert.equal((await postPlant(s, s.token, '{"id":7,"name":"Fern"}')).status, 200);
       assert.equal((await rename(s, '7', '{"name":"Boston fern"}')).status, 200);
       assert.equal((await remove(s, '7')).status, 204);
-      assert.equal((await postPlant(s.url, s.token, '{"id":8,"name":"Cactus"}')).status, 200);
+      assert.equal((await postPlant(s, s.token, '{"id":8,"name":"Cactus"}')).status, 200);
 
       assert.ok(
         await until(() => hook.accepted().length >= 4),
-        `4 accepted, got ${hook.accepted().length}: ${JSON.stringify(hook.requests.map((r) => [r.headers['webhook-id'], r.body]))}\n${s.stdout.join('\n')}`,
+        `4 accepted, got ${hook.accepted().length}: ${JSON.stringify(hook.requests.map((r) => [r.headers['webhook-id'], r.body]))}\n${s.logs.join('\n')}`,
       );
       assert.equal(hook.requests.length, 16, 'four attempts of each event, the same webhook-id each time');
       assert.deepEqual([...seen.values()], [4, 4, 4, 4]);
@@ -170,17 +178,19 @@ for (const kind of stores) {
       const store = createTestStore(kind);
       cleanups.push(() => store.drop());
       const s = await server({ databaseUrl: store.databaseUrl, env: { WEBHOOK_TIMEOUT_MS: '60000' } });
-      addWebhook(store.databaseUrl, hook.url);
-      assert.equal((await postPlant(s.url, s.token, '{"id":1,"name":"first"}')).status, 200);
+      await addWebhook(store.databaseUrl, hook.url);
+      assert.equal((await postPlant(s, s.token, '{"id":1,"name":"first"}')).status, 200);
       assert.ok(await until(() => hook.requests.length >= 1), 'the subscriber got the first event and hangs');
       const started = Date.now();
       for (let i = 2; i <= 51; i++) {
-        assert.equal((await postPlant(s.url, s.token, `{"id":${i},"name":"p${i}"}`)).status, 200);
+        assert.equal((await postPlant(s, s.token, `{"id":${i},"name":"p${i}"}`)).status, 200);
       }
       // Generous: 50 sequential writes take well under a second; the hang lasts 60 s.
       assert.ok(Date.now() - started < 20_000, `50 POSTs took ${Date.now() - started} ms`);
-      // Nor a shutdown: the attempt in flight is cut short (and retried later), so SIGTERM drains and exits 0.
-      assert.equal(await s.stop(), 0);
+      // Nor a shutdown: the attempt in flight is cut short (and retried later), so closing drains at once.
+      const closing = Date.now();
+      await s.close();
+      assert.ok(Date.now() - closing < 10_000, `closing took ${Date.now() - closing} ms`);
     });
 
     it('events written before a SIGKILL are delivered after the restart', async () => {
@@ -189,8 +199,10 @@ for (const kind of stores) {
       const store = createTestStore(kind);
       cleanups.push(() => store.drop());
       // An attempt in flight at the kill keeps its lease (time-out + 5 s): a short time-out keeps the wait short.
-      const s1 = await server({ databaseUrl: store.databaseUrl, env: { WEBHOOK_TIMEOUT_MS: '1000' } });
-      const { secret } = addWebhook(store.databaseUrl, hook.url);
+      // The process is the subject here: the built server, killed.
+      const s1 = await startServer({ databaseUrl: store.databaseUrl, env: { ...FAST, WEBHOOK_TIMEOUT_MS: '1000' } });
+      cleanups.push(() => s1.dispose());
+      const { secret } = await addWebhook(store.databaseUrl, hook.url);
       for (let i = 1; i <= 5; i++)
         assert.equal((await postPlant(s1.url, s1.token, `{"id":${i},"name":"p${i}"}`)).status, 200);
       assert.ok(await until(() => hook.requests.length >= 1));
@@ -200,7 +212,7 @@ for (const kind of stores) {
       const s2 = await server({ databaseUrl: store.databaseUrl, env: { WEBHOOK_TIMEOUT_MS: '1000' } });
       assert.ok(await until(() => new Set(hook.accepted().map((r) => r.body)).size === 5, 30_000), 'all 5 delivered');
       for (const r of hook.accepted()) assert.ok(verify(secret, r));
-      await s2.stop();
+      await s2.close();
     });
 
     it('a subscriber that is down receives the event once it is back; import emits created events', async () => {
@@ -211,9 +223,9 @@ for (const kind of stores) {
       // Secrets sealed at rest: the CLI and the server share WEBHOOK_SECRET_KEY.
       const sealing = { WEBHOOK_SECRET_KEY: Buffer.alloc(32, 3).toString('base64') };
       const s = await server({ databaseUrl: store.databaseUrl, env: sealing });
-      const { secret } = addWebhook(store.databaseUrl, hook.url, ['--events', 'created'], sealing);
+      const { secret } = await addWebhook(store.databaseUrl, hook.url, ['plant.created'], sealing);
       await hook.close();
-      assert.equal((await postPlant(s.url, s.token, '{"id":1,"name":"while down"}')).status, 200);
+      assert.equal((await postPlant(s, s.token, '{"id":1,"name":"while down"}')).status, 200);
       // A replacement is not subscribed to: it sends nothing.
       assert.equal((await rename(s, '1', '{"name":"renamed"}')).status, 200);
       await new Promise((r) => setTimeout(r, 300));
@@ -223,12 +235,10 @@ for (const kind of stores) {
       assert.equal(back.accepted()[0]!.body, '{"id":1,"name":"while down"}');
       assert.ok(verify(secret, back.accepted()[0]!));
 
-      const imported = runCli(
-        ['import'],
-        { DATABASE_URL: store.databaseUrl },
-        '{"id":1,"name":"renamed"}\n{"id":2,"name":"imported"}\n',
+      const imported = await withStore(store.databaseUrl, (st) =>
+        importPlants(st, s.services.doc, ['{"id":1,"name":"renamed"}', '{"id":2,"name":"imported"}']),
       );
-      assert.equal(imported.status, 0, imported.stderr);
+      assert.deepEqual([imported.created, imported.skipped], [1, 1]);
       assert.ok(await until(() => back.accepted().length >= 2), 'the imported plant is announced');
       await new Promise((r) => setTimeout(r, 300));
       assert.deepEqual(
@@ -243,25 +253,21 @@ for (const kind of stores) {
       const store = createTestStore(kind);
       cleanups.push(() => store.drop());
       const s = await server({ databaseUrl: store.databaseUrl });
-      const { id } = addWebhook(store.databaseUrl, hook.url);
-      assert.equal((await postPlant(s.url, s.token, '{"id":1,"name":"a"}')).status, 200);
+      const { id } = await addWebhook(store.databaseUrl, hook.url);
+      assert.equal((await postPlant(s, s.token, '{"id":1,"name":"a"}')).status, 200);
       assert.ok(await until(() => hook.requests.length >= 1));
       assert.ok(
         await pollUntil(
-          async () => {
-            const r = runCli(['webhook', 'list', '--json'], { DATABASE_URL: store.databaseUrl });
-            return (JSON.parse(r.stdout.trim()) as { endpoint: { enabled: boolean } }).endpoint.enabled === false;
-          },
+          async () => (await s.services.store.listEndpoints(0))[0]?.endpoint.enabled === false,
           10_000,
           200,
         ),
       );
-      assert.equal((await postPlant(s.url, s.token, '{"id":2,"name":"b"}')).status, 200);
+      assert.equal((await postPlant(s, s.token, '{"id":2,"name":"b"}')).status, 200);
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(hook.requests.length, 1, 'a disabled endpoint receives nothing more');
-      const removed = runCli(['webhook', 'remove', id], { DATABASE_URL: store.databaseUrl });
-      assert.equal(removed.status, 0, removed.stderr);
-      assert.equal(runCli(['webhook', 'remove', id], { DATABASE_URL: store.databaseUrl }).status, 1);
+      await removeWebhook(s.services.store, id);
+      await assert.rejects(removeWebhook(s.services.store, id), NotFoundError);
     });
   });
 }
@@ -294,10 +300,10 @@ describe('webhook add refuses unsafe URLs', () => {
     const hook = await receiver();
     const store = createTestStore('sqlite');
     cleanups.push(() => store.drop());
-    addWebhook(store.databaseUrl, hook.url);
+    await addWebhook(store.databaseUrl, hook.url);
     const s = await server({ databaseUrl: store.databaseUrl, env: { WEBHOOK_ALLOW_PRIVATE: 'false' } });
-    assert.equal((await postPlant(s.url, s.token, '{"id":1,"name":"a"}')).status, 200);
-    assert.ok(await until(() => s.stdout.some((l) => l.includes('EPRIVATEADDRESS'))), s.stdout.join('\n'));
+    assert.equal((await postPlant(s, s.token, '{"id":1,"name":"a"}')).status, 200);
+    assert.ok(await until(() => s.logs.some((l) => l.includes('EPRIVATEADDRESS'))), s.logs.join('\n'));
     assert.equal(hook.requests.length, 0);
   });
 });
@@ -309,11 +315,11 @@ describe('two instances on PostgreSQL', suiteOptions('postgres'), () => {
     cleanups.push(() => store.drop());
     const a = await server({ databaseUrl: store.databaseUrl });
     const b = await server({ databaseUrl: store.databaseUrl });
-    addWebhook(store.databaseUrl, hook.url);
+    await addWebhook(store.databaseUrl, hook.url);
     const writes = [];
     for (let i = 1; i <= 40; i++) {
       const s = i % 2 ? a : b;
-      writes.push(postPlant(s.url, s.token, `{"id":${i},"name":"p${i}"}`));
+      writes.push(postPlant(s, s.token, `{"id":${i},"name":"p${i}"}`));
     }
     for (const r of await Promise.all(writes)) assert.equal(r.status, 200);
     assert.ok(await until(() => hook.requests.length >= 40), `40 deliveries, got ${hook.requests.length}`);

@@ -1,31 +1,31 @@
-// Requests and errors (PRODUCT §3): routing, the error body, the order of checks,
-// x-request-id, the operational endpoints and the published OpenAPI document.
+// Requests and errors: routing, the error body, the order of checks, x-request-id, the
+// operational endpoints and the published OpenAPI document. In process, on both stores; the
+// malformed-HTTP cases go through a real socket of the same app.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { parse } from 'yaml';
+import { createToken } from '../../src/use-cases/create-token.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 import { stores, suiteOptions } from '../support/stores.js';
-import { startServer, type ServerProcess } from '../support/server.js';
 import { postPlant, send, type RawResponse } from '../support/http.js';
-import { runCli } from '../support/cli.js';
 
 for (const store of stores) {
   describe(`requests and errors [${store}]`, suiteOptions(store), () => {
-    let server: ServerProcess;
+    let server: TestApp;
+    /** The same app on a socket, for the bytes `inject` cannot send. */
+    let url: string;
     /** A valid token with plants:read only. */
     let readOnly: string;
 
     before(async () => {
-      server = await startServer({ store });
-      const r = runCli(['token', 'create', '--name', 'ro', '--scope', 'plants:read'], {
-        DATABASE_URL: server.databaseUrl,
-      });
-      assert.equal(r.status, 0, r.stderr);
-      readOnly = r.stdout.trim();
+      server = await buildTestApp({ store });
+      url = await server.listen();
+      readOnly = (await createToken(server.services.store, { name: 'ro', scopes: ['plants:read'] })).token;
     });
     after(async () => {
-      await server?.dispose();
+      await server?.close();
     });
 
     const LEAKS = [
@@ -58,9 +58,9 @@ for (const store of stores) {
     describe('routing', () => {
       for (const path of ['/nope', '/plantz', '/plants/extra/segments', '/', '/PLANTS']) {
         it(`unknown path ${path} is 404`, async () => {
-          assertErrorBody(await send(server.url, { path }), 404);
+          assertErrorBody(await send(server, { path }), 404);
           assertErrorBody(
-            await send(server.url, { method: 'POST', path, headers: { authorization: `Bearer ${server.token}` } }),
+            await send(server, { method: 'POST', path, headers: { authorization: `Bearer ${server.token}` } }),
             404,
           );
         });
@@ -68,7 +68,7 @@ for (const store of stores) {
 
       for (const method of ['PATCH', 'DELETE', 'PUT']) {
         it(`${method} /plants is 405 with Allow: GET, POST`, async () => {
-          const r = await send(server.url, { method, path: '/plants' });
+          const r = await send(server, { method, path: '/plants' });
           assertErrorBody(r, 405);
           assert.equal(r.headers.allow, 'GET, POST');
         });
@@ -76,7 +76,7 @@ for (const store of stores) {
 
       for (const method of ['POST', 'PATCH']) {
         it(`${method} /plants/{id} is 405 with Allow: GET, PUT, DELETE`, async () => {
-          const r = await send(server.url, { method, path: '/plants/1' });
+          const r = await send(server, { method, path: '/plants/1' });
           assertErrorBody(r, 405);
           assert.equal(r.headers.allow, 'GET, PUT, DELETE');
         });
@@ -89,10 +89,10 @@ for (const store of stores) {
           { authorization: 'Basic eDp5' },
         ];
         for (const headers of variants) {
-          const a = await send(server.url, { path: '/nope', headers });
+          const a = await send(server, { path: '/nope', headers });
           assertErrorBody(a, 404);
           assert.equal(a.headers['www-authenticate'], undefined);
-          const b = await send(server.url, { method: 'DELETE', path: '/plants', headers });
+          const b = await send(server, { method: 'DELETE', path: '/plants', headers });
           assertErrorBody(b, 405);
           assert.equal(b.headers['www-authenticate'], undefined);
         }
@@ -100,7 +100,7 @@ for (const store of stores) {
 
       it('/healthz and /readyz answer 200 without a token', async () => {
         for (const path of ['/healthz', '/readyz']) {
-          const r = await send(server.url, { path });
+          const r = await send(server, { path });
           assert.equal(r.status, 200, r.text);
           assert.deepEqual(r.json, { status: 'ok' });
         }
@@ -111,61 +111,61 @@ for (const store of stores) {
       it('for each kind of failure', async () => {
         const t = server.token;
         const cases: [number, Promise<RawResponse>][] = [
-          [404, send(server.url, { path: '/does/not/exist?x=1' })],
-          [405, send(server.url, { method: 'PATCH', path: '/plants' })],
-          [401, postPlant(server.url, undefined, '{"id":1,"name":"x"}')],
-          [401, postPlant(server.url, 'unknown-token-value-123456', '{"id":1,"name":"x"}')],
-          [403, postPlant(server.url, readOnly, '{"id":1,"name":"x"}')],
-          [415, postPlant(server.url, t, '{"id":1,"name":"x"}', { 'content-type': 'text/plain' })],
-          [413, postPlant(server.url, t, big(20_000))],
-          [400, postPlant(server.url, t, '{"id":1,')],
-          [400, postPlant(server.url, t, '{"id":1,"name":"x"}garbage')],
-          [400, postPlant(server.url, t, '{"id":"1","name":"x"}')],
-          [400, postPlant(server.url, t, '{"id":1,"name":""}')],
-          [400, postPlant(server.url, t, Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))],
-          [400, postPlant(server.url, t, '{"id":1,"name":"\\ud800"}')],
+          [404, send(server, { path: '/does/not/exist?x=1' })],
+          [405, send(server, { method: 'PATCH', path: '/plants' })],
+          [401, postPlant(server, undefined, '{"id":1,"name":"x"}')],
+          [401, postPlant(server, 'unknown-token-value-123456', '{"id":1,"name":"x"}')],
+          [403, postPlant(server, readOnly, '{"id":1,"name":"x"}')],
+          [415, postPlant(server, t, '{"id":1,"name":"x"}', { 'content-type': 'text/plain' })],
+          [413, postPlant(server, t, big(20_000))],
+          [400, postPlant(server, t, '{"id":1,')],
+          [400, postPlant(server, t, '{"id":1,"name":"x"}garbage')],
+          [400, postPlant(server, t, '{"id":"1","name":"x"}')],
+          [400, postPlant(server, t, '{"id":1,"name":""}')],
+          [400, postPlant(server, t, Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))],
+          [400, postPlant(server, t, '{"id":1,"name":"\\ud800"}')],
         ];
         for (const [status, response] of cases) assertErrorBody(await response, status);
         // A conflict, for the 409.
-        assert.equal((await postPlant(server.url, t, '{"id":42,"name":"a"}')).status, 200);
-        assertErrorBody(await postPlant(server.url, t, '{"id":42,"name":"b"}'), 409);
+        assert.equal((await postPlant(server, t, '{"id":42,"name":"a"}')).status, 200);
+        assertErrorBody(await postPlant(server, t, '{"id":42,"name":"b"}'), 409);
       });
     });
 
     describe('the order of checks', () => {
       it('no token + bad content type is 401, not 415', async () => {
-        const r = await postPlant(server.url, undefined, '{"id":1,"name":"x"}', { 'content-type': 'text/plain' });
+        const r = await postPlant(server, undefined, '{"id":1,"name":"x"}', { 'content-type': 'text/plain' });
         assertErrorBody(r, 401);
       });
 
       it('no token + oversize body is 401, not 413', async () => {
-        assertErrorBody(await postPlant(server.url, undefined, big(20_000)), 401);
+        assertErrorBody(await postPlant(server, undefined, big(20_000)), 401);
         assertErrorBody(
-          await postPlant(server.url, undefined, big(20_000), { 'content-length': String(big(20_000).length) }),
+          await postPlant(server, undefined, big(20_000), { 'content-length': String(big(20_000).length) }),
           401,
         );
       });
 
       it('no token + invalid JSON is 401, not 400', async () => {
-        assertErrorBody(await postPlant(server.url, undefined, '{nope'), 401);
+        assertErrorBody(await postPlant(server, undefined, '{nope'), 401);
       });
 
       it('a token without the scope + bad JSON is 403, not 400', async () => {
-        assertErrorBody(await postPlant(server.url, readOnly, '{nope'), 403);
-        assertErrorBody(await postPlant(server.url, readOnly, '{"id":1}', { 'content-type': 'text/plain' }), 403);
+        assertErrorBody(await postPlant(server, readOnly, '{nope'), 403);
+        assertErrorBody(await postPlant(server, readOnly, '{"id":1}', { 'content-type': 'text/plain' }), 403);
       });
 
       it('bad content type + oversize body is 415, not 413', async () => {
-        assertErrorBody(await postPlant(server.url, server.token, big(20_000), { 'content-type': 'text/plain' }), 415);
+        assertErrorBody(await postPlant(server, server.token, big(20_000), { 'content-type': 'text/plain' }), 415);
       });
 
       it('oversize + invalid JSON is 413, not 400', async () => {
-        assertErrorBody(await postPlant(server.url, server.token, `{${'x'.repeat(20_000)}`), 413);
+        assertErrorBody(await postPlant(server, server.token, `{${'x'.repeat(20_000)}`), 413);
       });
 
       it('invalid JSON on an existing id is 400, not 409', async () => {
-        assert.equal((await postPlant(server.url, server.token, '{"id":43,"name":"a"}')).status, 200);
-        assertErrorBody(await postPlant(server.url, server.token, '{"id":43,"name":"b","name":"c"}'), 400);
+        assert.equal((await postPlant(server, server.token, '{"id":43,"name":"a"}')).status, 200);
+        assertErrorBody(await postPlant(server, server.token, '{"id":43,"name":"b","name":"c"}'), 400);
       });
     });
 
@@ -174,14 +174,14 @@ for (const store of stores) {
 
       it('a valid incoming id is echoed', async () => {
         for (const id of ['abc', 'A-Z.a_z:09', 'x'.repeat(128)]) {
-          const r = await send(server.url, { path: '/healthz', headers: { 'x-request-id': id } });
+          const r = await send(server, { path: '/healthz', headers: { 'x-request-id': id } });
           assert.equal(r.headers['x-request-id'], id);
         }
       });
 
       it('an invalid incoming id is replaced by a generated one', async () => {
         for (const id of ['x'.repeat(129), 'has space', 'a/b', 'semi;colon', 'quote"d', 'é']) {
-          const r = await send(server.url, { path: '/healthz', headers: { 'x-request-id': id } });
+          const r = await send(server, { path: '/healthz', headers: { 'x-request-id': id } });
           const got = r.headers['x-request-id'];
           assert.equal(typeof got, 'string');
           assert.notEqual(got, id);
@@ -191,35 +191,35 @@ for (const store of stores) {
 
       it('is on every response: 200, 400, 401, 403, 404, 405, 409, 413, 415', async () => {
         const t = server.token;
-        assert.equal((await postPlant(server.url, t, '{"id":44,"name":"a"}')).status, 200);
+        assert.equal((await postPlant(server, t, '{"id":44,"name":"a"}')).status, 200);
         const responses = await Promise.all([
-          send(server.url, { path: '/healthz' }),
-          postPlant(server.url, t, '{"id":1,'),
-          postPlant(server.url, undefined, '{"id":1,"name":"x"}'),
-          postPlant(server.url, readOnly, '{"id":1,"name":"x"}'),
-          send(server.url, { path: '/nope' }),
-          send(server.url, { method: 'PATCH', path: '/plants' }),
-          postPlant(server.url, t, '{"id":44,"name":"zzz"}'),
-          postPlant(server.url, t, big(20_000)),
-          postPlant(server.url, t, '{}', { 'content-type': 'text/plain' }),
+          send(server, { path: '/healthz' }),
+          postPlant(server, t, '{"id":1,'),
+          postPlant(server, undefined, '{"id":1,"name":"x"}'),
+          postPlant(server, readOnly, '{"id":1,"name":"x"}'),
+          send(server, { path: '/nope' }),
+          send(server, { method: 'PATCH', path: '/plants' }),
+          postPlant(server, t, '{"id":44,"name":"zzz"}'),
+          postPlant(server, t, big(20_000)),
+          postPlant(server, t, '{}', { 'content-type': 'text/plain' }),
         ]);
         assert.deepEqual(
           responses.map((r) => r.status),
           [200, 400, 401, 403, 404, 405, 409, 413, 415],
         );
         for (const r of responses) assert.match(String(r.headers['x-request-id']), ID, `status ${r.status}`);
-        const echoed = await send(server.url, { path: '/nope', headers: { 'x-request-id': 'mine-404' } });
+        const echoed = await send(server, { path: '/nope', headers: { 'x-request-id': 'mine-404' } });
         assert.equal(echoed.headers['x-request-id'], 'mine-404');
-        const echoed401 = await postPlant(server.url, undefined, '{}', { 'x-request-id': 'mine-401' });
+        const echoed401 = await postPlant(server, undefined, '{}', { 'x-request-id': 'mine-401' });
         assert.equal(echoed401.headers['x-request-id'], 'mine-401');
-        const echoed400 = await postPlant(server.url, t, '{', { 'x-request-id': 'mine-400' });
+        const echoed400 = await postPlant(server, t, '{', { 'x-request-id': 'mine-400' });
         assert.equal(echoed400.headers['x-request-id'], 'mine-400');
       });
     });
 
     describe('GET /openapi.json', () => {
       it('is the repository document, OpenAPI 3.1.0, with the seed names', async () => {
-        const r = await send(server.url, { path: '/openapi.json' });
+        const r = await send(server, { path: '/openapi.json' });
         assert.equal(r.status, 200);
         assert.match(String(r.headers['content-type']), /^application\/json(;|$)/);
         const yamlDoc = parse(
@@ -251,7 +251,7 @@ for (const store of stores) {
       });
 
       it('needs no token', async () => {
-        const r = await send(server.url, {
+        const r = await send(server, {
           path: '/openapi.json',
           headers: { authorization: 'Bearer unknown-token-0000000000' },
         });
@@ -262,7 +262,7 @@ for (const store of stores) {
     describe('malformed HTTP', () => {
       function raw(bytes: string): Promise<string> {
         return new Promise((resolve, reject) => {
-          const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+          const socket = connect(Number(new URL(url).port), '127.0.0.1');
           let data = '';
           const timer = setTimeout(
             () => socket.destroy(new Error(`no answer in 5 s; got ${JSON.stringify(data)}`)),
@@ -303,7 +303,7 @@ for (const store of stores) {
         });
       }
 
-      it('the 400 for a malformed request also carries x-request-id (PRODUCT §3: each response)', async () => {
+      it('the 400 for a malformed request also carries x-request-id, like every response', async () => {
         const res = parseRaw(await raw('GARBAGE / HTTP/1.1\r\n\r\n'));
         assert.equal(res.status, 400);
         assert.match(res.headers['x-request-id'] ?? '', /^[A-Za-z0-9._:-]{1,128}$/, JSON.stringify(res.headers));

@@ -1,4 +1,4 @@
-// The server's life (PRODUCT §4 first start, §5 durability, §7 operating it): the bootstrap
+// The server's life (first start, durability, operating it): the bootstrap
 // token, restarts, SIGTERM drain, SIGKILL under write load, and slow clients.
 // Each test starts its own servers, because each is about a start, a stop or a config. Those
 // that depend on the store run on every store; signals and slow clients run on SQLite only.
@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer, type ServerProcess } from '../support/server.js';
 import { postPlant, send } from '../support/http.js';
-import { readStoredPlants } from '../support/db.js';
+import { readStoredPlantsAt } from '../support/db.js';
 import { runCli } from '../support/cli.js';
 import { createTestStore, stores, suiteOptions, type StoreKind, type TestStore } from '../support/stores.js';
 
@@ -125,7 +125,7 @@ for (const store of stores) {
           (await postPlant(b.url, b.token, '{"id":9223372036854775807,"name":"other","tag":"edge"}')).status,
           409,
         );
-        assert.deepEqual(readStoredPlants(b.databaseUrl), [
+        assert.deepEqual(await readStoredPlantsAt(b.databaseUrl), [
           { id: -9223372036854775808n, name: 'min', tag: null },
           { id: 7n, name: '🌿', tag: '' },
           { id: 9223372036854775807n, name: 'max', tag: 'edge' },
@@ -184,7 +184,7 @@ for (const store of stores) {
         const results = await Promise.all(held.map((h) => h.done));
         for (const r of results) assert.equal(r.status, 200, `in-flight request: ${r.status} ${r.text}`);
         assert.equal(await exited, 0);
-        const stored = readStoredPlants(s.databaseUrl).map((p) => p.id);
+        const stored = (await readStoredPlantsAt(s.databaseUrl)).map((p) => p.id);
         for (const id of ids) assert.ok(stored.includes(BigInt(id)), `plant ${id} was acknowledged but not stored`);
         // They really were in flight: the shutdown began before any of them was answered.
         const messages = s.stdout.map((l) => JSON.parse(l) as { msg?: string; url?: string });
@@ -222,7 +222,7 @@ for (const store of stores) {
         t.diagnostic(`${acknowledged.size} writes acknowledged before SIGKILL`);
 
         const again = await start({ databaseUrl, token: s.token });
-        const rows = new Map(readStoredPlants(again.databaseUrl).map((p) => [p.id, p]));
+        const rows = new Map((await readStoredPlantsAt(again.databaseUrl)).map((p) => [p.id, p]));
         const lost = [...acknowledged].filter(([id, name]) => rows.get(BigInt(id))?.name !== name);
         assert.deepEqual(lost, [], `${lost.length} of ${acknowledged.size} acknowledged writes were lost`);
         // The restarted server agrees: identical retries are 200.

@@ -1,31 +1,31 @@
-// GET /metrics (PRODUCT §7): Prometheus text format, read with a Prometheus text parser; its
+// GET /metrics: Prometheus text format, read with a Prometheus text parser; its
 // counters move with traffic; on the API port it needs metrics:read and refuses anonymous
 // callers; METRICS_PORT serves it without a credential.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
-import { runCli } from '../support/cli.js';
+import { createToken } from '../../src/use-cases/create-token.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 import { postPlant, send } from '../support/http.js';
 import { stores, suiteOptions } from '../support/stores.js';
-import { startServer, type ServerProcess } from '../support/server.js';
 
 for (const store of stores) {
   describe(`GET /metrics [${store}]`, suiteOptions(store), () => {
-    let server: ServerProcess;
+    let server: TestApp;
     let metricsUrl: string;
     let nextId = 1;
 
     before(async () => {
-      server = await startServer({ store, env: { METRICS_PORT: '0' } });
-      const line = server.stdout.find((l) => l.includes('metrics listening'));
-      assert.ok(line, `no "metrics listening" log line:\n${server.stdout.join('\n')}`);
+      server = await buildTestApp({ store, logs: true, env: { METRICS_PORT: '0', HOST: '127.0.0.1' } });
+      const line = server.logs.find((l) => l.includes('metrics listening'));
+      assert.ok(line, `no "metrics listening" log line:\n${server.logs.join('\n')}`);
       metricsUrl = (JSON.parse(line) as { url: string }).url;
     });
-    after(async () => server?.dispose());
+    after(async () => server?.close());
 
     async function scrape(): Promise<{ text: string; families: Map<string, PrometheusFamily> }> {
-      const r = await send(server.url, { path: '/metrics', headers: { authorization: `Bearer ${server.token}` } });
+      const r = await send(server, { path: '/metrics', headers: { authorization: `Bearer ${server.token}` } });
       assert.equal(r.status, 200, r.text);
       assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
       const families = new Map(parsePrometheusTextFormat(r.text).map((f) => [f.name, f]));
@@ -52,19 +52,13 @@ for (const store of stores) {
 
     describe('GET /metrics on the API port', () => {
       it('refuses anonymous callers and tokens without metrics:read', async () => {
-        const anonymous = await send(server.url, { path: '/metrics' });
+        const anonymous = await send(server, { path: '/metrics' });
         assert.equal(anonymous.status, 401);
         assert.equal(anonymous.headers['www-authenticate'], 'Bearer realm="plant-store"');
         assert.doesNotMatch(anonymous.text, /plant_store/);
 
-        const created = runCli(['token', 'create', '--name', 'reader', '--scope', 'plants:read'], {
-          DATABASE_URL: server.databaseUrl,
-        });
-        assert.equal(created.status, 0, created.stderr);
-        const r = await send(server.url, {
-          path: '/metrics',
-          headers: { authorization: `Bearer ${created.stdout.trim()}` },
-        });
+        const created = await createToken(server.services.store, { name: 'reader', scopes: ['plants:read'] });
+        const r = await send(server, { path: '/metrics', headers: { authorization: `Bearer ${created.token}` } });
         assert.equal(r.status, 403);
         assert.match(String(r.headers['www-authenticate']), /error="insufficient_scope", scope="metrics:read"/);
       });
@@ -105,11 +99,11 @@ for (const store of stores) {
         const series = 'method="POST",route="/plants",status="200"';
 
         for (let i = 0; i < 3; i++) {
-          assert.equal((await postPlant(server.url, server.token, `{"id":${nextId++},"name":"m"}`)).status, 200);
+          assert.equal((await postPlant(server, server.token, `{"id":${nextId++},"name":"m"}`)).status, 200);
         }
         const headers = { authorization: `Bearer ${server.token}` };
-        assert.equal((await send(server.url, { path: '/plants/987654321', headers })).status, 404);
-        assert.equal((await send(server.url, { path: '/nope/a/b?c=d' })).status, 404);
+        assert.equal((await send(server, { path: '/plants/987654321', headers })).status, 404);
+        assert.equal((await send(server, { path: '/nope/a/b?c=d' })).status, 404);
 
         const now = await scrape();
         const moved = (labels: Record<string, string>) =>
@@ -162,12 +156,13 @@ for (const store of stores) {
       });
 
       it('is off unless METRICS_PORT is set', async () => {
-        const plain = await startServer({ store });
+        const plain = await buildTestApp({ store, logs: true });
         try {
-          assert.ok(!plain.stdout.some((l) => l.includes('metrics listening')), plain.stdout.join('\n'));
-          assert.equal((await send(plain.url, { path: '/metrics' })).status, 401);
+          assert.equal(plain.app.metricsListener, undefined);
+          assert.ok(!plain.logs.some((l) => l.includes('metrics listening')), plain.logs.join('\n'));
+          assert.equal((await send(plain, { path: '/metrics' })).status, 401);
         } finally {
-          await plain.dispose();
+          await plain.close();
         }
       });
     });

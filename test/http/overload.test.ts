@@ -1,4 +1,4 @@
-// Overload protection (PRODUCT §3, 503): past a bound on the store's write backlog or on the
+// Overload protection (503): past a bound on the store's write backlog or on the
 // event loop's delay, requests get 503 with Retry-After at once; probes and metrics still
 // answer; service resumes by itself. In process, so the triggers are deterministic: a store
 // whose backlog the test sets, and an event loop the test blocks.
@@ -9,29 +9,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { createToken } from '../../src/auth/tokens.js';
-import { loadConfig } from '../../src/config.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { assertConforms, rawResponse, type RawResponse } from '../support/http.js';
+import { buildTestApp, type TestApp } from '../helper.js';
+import type { RawResponse } from '../support/http.js';
+import { newToken } from '../support/server.js';
 
-async function request(app: FastifyInstance, method: string, url: string, token?: string): Promise<RawResponse> {
-  const res = await app.inject({
-    method: method as 'GET',
-    url,
+function request(app: TestApp, method: string, url: string, token?: string): Promise<RawResponse> {
+  return app.inject({
+    method,
+    path: url,
     headers: {
       ...(token && { authorization: `Bearer ${token}` }),
       ...(method === 'POST' && { 'content-type': 'application/json' }),
     },
-    ...(method === 'POST' && { payload: `{"id":${Math.floor(Math.random() * 1e9)},"name":"busy"}` }),
+    ...(method === 'POST' && { body: `{"id":${Math.floor(Math.random() * 1e9)},"name":"busy"}` }),
   });
-  const headers = Object.fromEntries(
-    Object.entries(res.headers).map(([k, v]) => [k, typeof v === 'number' ? String(v) : v]),
-  );
-  const response = rawResponse(res.statusCode, headers, res.body);
-  assertConforms(method, url, response);
-  return response;
 }
 
 function assert503(r: RawResponse, message: RegExp): void {
@@ -52,22 +44,19 @@ async function eventually(check: () => Promise<boolean>, tries = 50): Promise<bo
 describe('overload protection', () => {
   let dir: string;
   let store: SqliteStore;
-  let token: string;
+  const token = newToken();
   let backlog = 0;
-  const apps: FastifyInstance[] = [];
+  const apps: TestApp[] = [];
 
   // Each trigger gets its own app with only its own bound on, so a machine made slow by other
   // work cannot trip the other bound and answer for the wrong reason.
-  async function guardedApp(bounds: Record<string, string>): Promise<FastifyInstance> {
-    const config = loadConfig({
-      LOG_LEVEL: 'silent',
-      DATABASE_URL: `sqlite:${join(dir, 'store.db')}`,
-      MAX_WRITE_BACKLOG: '0',
-      MAX_EVENT_LOOP_DELAY_MS: '0',
-      ...bounds,
+  async function guardedApp(bounds: Record<string, string>): Promise<TestApp> {
+    const app = await buildTestApp({
+      databaseUrl: `sqlite:${join(dir, 'store.db')}`,
+      storeObject: store,
+      token,
+      env: { MAX_WRITE_BACKLOG: '0', MAX_EVENT_LOOP_DELAY_MS: '0', ...bounds },
     });
-    const app = await buildApp({ config, store });
-    await app.ready();
     apps.push(app);
     return app;
   }
@@ -76,7 +65,6 @@ describe('overload protection', () => {
     dir = mkdtempSync(join(tmpdir(), 'plant-store-overload-'));
     store = new SqliteStore(join(dir, 'store.db'));
     await store.migrate();
-    token = (await createToken(store, { name: 'overload' })).token;
     // The real store, with its backlog under the test's control.
     store.pendingWrites = () => backlog;
   });

@@ -1,5 +1,5 @@
-// POST /plants: the body must be one I-JSON object (PRODUCT §2), of type application/json
-// (415) and at most 16 KiB (413) (PRODUCT §3).
+// POST /plants: the body must be one I-JSON object, of type application/json (415) and at most
+// 16 KiB (413).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { send } from '../support/http.js';
@@ -40,7 +40,7 @@ for (const store of stores) {
       });
 
       it('refuses a POST with no body and no Content-Type with 400 (there is no body to type)', async () => {
-        const r = await send(p.server.url, {
+        const r = await send(p.server, {
           method: 'POST',
           path: '/plants',
           headers: { authorization: `Bearer ${p.server.token}`, 'content-length': '0' },
@@ -106,7 +106,7 @@ for (const store of stores) {
       it('refuses a body without Content-Type with 415', async () => {
         const id = freshId();
         const body = `{"id":${id},"name":"ct"}`;
-        const r = await send(p.server.url, {
+        const r = await send(p.server, {
           method: 'POST',
           path: '/plants',
           headers: { authorization: `Bearer ${p.server.token}`, 'content-length': String(Buffer.byteLength(body)) },

@@ -1,4 +1,4 @@
-// POST /plants with an id that already exists (PRODUCT §3, duplicate ids): idempotent retry,
+// POST /plants with an id that already exists: idempotent retry,
 // conflict, and concurrent creation of one id.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,7 +67,7 @@ for (const store of stores) {
           assert.equal(r.status, 200, r.text);
           assert.equal(r.text, '{"name":"Parallel","tag":"same"}');
         }
-        const rows = readStoredPlants(p.server.databaseUrl).filter((p) => p.id === BigInt(id));
+        const rows = (await readStoredPlants(p.server.services.store)).filter((p) => p.id === BigInt(id));
         assert.deepEqual(rows, [{ id: BigInt(id), name: 'Parallel', tag: 'same' }]);
       });
 
@@ -79,7 +79,7 @@ for (const store of stores) {
         assert.equal(winners.length, 1, results.map((r) => r.status).join(','));
         for (const r of results) if (r.status !== 200) assertError(r, 409);
         assert.equal(results[names.indexOf(winners[0]!)]!.text, `{"name":"${winners[0]}"}`);
-        const rows = readStoredPlants(p.server.databaseUrl).filter((p) => p.id === BigInt(id));
+        const rows = (await readStoredPlants(p.server.services.store)).filter((p) => p.id === BigInt(id));
         assert.deepEqual(rows, [{ id: BigInt(id), name: winners[0], tag: null }]);
       });
     });

@@ -1,6 +1,6 @@
-// POST /plants: the values it accepts and refuses (PRODUCT §2). Black-box: requests go to the
-// built server, plants are read back with exact bigint ids through the API
-// (storedPlant) or `plant-store export`, on every store.
+// POST /plants: the values it accepts and refuses. Requests go to the app built in-process,
+// plants are read back with exact bigint ids through the API (storedPlant) or the way
+// `plant-store export` reads them, on every store.
 // The body's framing, media type and size are in plants-create-body.test.ts, duplicate ids in
 // plants-create-duplicates.test.ts.
 import { describe, it } from 'node:test';
@@ -113,7 +113,7 @@ for (const store of stores) {
           await accepted(`{"id":${spelling},"name":"spelled"}`, '{"name":"spelled"}');
           assertError(await post(`{"id":${spelling},"name":"other"}`), 409);
         }
-        const rows = readStoredPlants(p.server.databaseUrl).filter((p) => p.id === 9223372036854775000n);
+        const rows = (await readStoredPlants(p.server.services.store)).filter((p) => p.id === 9223372036854775000n);
         assert.deepEqual(rows, [{ id: 9223372036854775000n, name: 'spelled', tag: null }]);
         assert.equal(await stored(9223372036854774784n), undefined, 'the id went through a float');
       });

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readJson } from '../../src/json/read-json.js';
-import { runCli } from '../support/cli.js';
+import { createToken } from '../../src/use-cases/create-token.js';
+import { importPlants } from '../../src/use-cases/export-import.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 import { postPlant, send } from '../support/http.js';
-import { startServer, type ServerProcess } from '../support/server.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
 const MIN = -(2n ** 63n);
@@ -19,12 +20,12 @@ const one = (text: string) => structuredClone(readJson(text)) as Rec;
 
 for (const store of stores) {
   describe(`reading, replacing and deleting plants [${store}]`, suiteOptions(store), () => {
-    let server: ServerProcess;
+    let server: TestApp;
     const get = (path: string, token = server.token) =>
-      send(server.url, { path, headers: { authorization: `Bearer ${token}` } });
+      send(server, { path, headers: { authorization: `Bearer ${token}` } });
 
     before(async () => {
-      server = await startServer({ store });
+      server = await buildTestApp({ store });
       // 2,500 plants through the batch path, spread over the whole int64 range.
       const ids = [
         MIN,
@@ -34,11 +35,10 @@ for (const store of stores) {
         ...Array.from({ length: 2496 }, (_, i) => BigInt(i * 7 - 5000)),
       ];
       const lines = ids.map((id) => `{"id":${id},"name":"p${id}"${id % 2n === 0n ? ',"tag":"even"' : ''}}`).join('\n');
-      const r = runCli(['import'], { DATABASE_URL: server.databaseUrl }, lines);
-      assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stdout, /2500 created/);
+      const report = await importPlants(server.services.store, server.services.doc, lines.split('\n'));
+      assert.equal(report.created, 2500);
     });
-    after(() => server.dispose());
+    after(() => server.close());
 
     it('pages through 2,500 plants with limit=1000, each exactly once, in id order, following Link', async () => {
       const seen: bigint[] = [];
@@ -131,9 +131,9 @@ for (const store of stores) {
     });
 
     it('replaces name and tag with PUT, then GET shows it', async () => {
-      await postPlant(server.url, server.token, '{"id":424242,"name":"Old","tag":"t"}');
+      await postPlant(server, server.token, '{"id":424242,"name":"Old","tag":"t"}');
       const put = (body: string, id = '424242') =>
-        send(server.url, {
+        send(server, {
           method: 'PUT',
           path: `/plants/${id}`,
           headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
@@ -154,9 +154,9 @@ for (const store of stores) {
     });
 
     it('deletes with 204 and no body, 404s the second time, and the id can be created again', async () => {
-      await postPlant(server.url, server.token, '{"id":515151,"name":"Gone"}');
+      await postPlant(server, server.token, '{"id":515151,"name":"Gone"}');
       const del = () =>
-        send(server.url, {
+        send(server, {
           method: 'DELETE',
           path: '/plants/515151',
           headers: { authorization: `Bearer ${server.token}` },
@@ -166,18 +166,15 @@ for (const store of stores) {
       assert.equal(first.text, '');
       assert.equal((await del()).status, 404);
       assert.equal((await get('/plants/515151')).status, 404);
-      const again = await postPlant(server.url, server.token, '{"id":515151,"name":"Back"}');
+      const again = await postPlant(server, server.token, '{"id":515151,"name":"Back"}');
       assert.equal(again.status, 200);
       assert.deepEqual(one((await get('/plants/515151')).text), { id: 515151, name: 'Back' });
     });
 
     it('needs plants:read to read and plants:write to change', async () => {
-      const reader = runCli(['token', 'create', '--name', 'r', '--scope', 'plants:read'], {
-        DATABASE_URL: server.databaseUrl,
-      }).stdout.trim();
-      const writer = runCli(['token', 'create', '--name', 'w', '--scope', 'plants:write'], {
-        DATABASE_URL: server.databaseUrl,
-      }).stdout.trim();
+      const { store: s } = server.services;
+      const reader = (await createToken(s, { name: 'r', scopes: ['plants:read'] })).token;
+      const writer = (await createToken(s, { name: 'w', scopes: ['plants:write'] })).token;
       assert.equal((await get('/plants', reader)).status, 200);
       assert.equal((await get('/plants/1', reader)).status, 404);
       for (const path of ['/plants', '/plants/1']) {
@@ -186,7 +183,7 @@ for (const store of stores) {
         assert.match(String(res.headers['www-authenticate']), /error="insufficient_scope", scope="plants:read"/);
       }
       for (const method of ['PUT', 'DELETE']) {
-        const res = await send(server.url, {
+        const res = await send(server, {
           method,
           path: '/plants/1',
           headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json' },
@@ -195,11 +192,11 @@ for (const store of stores) {
         assert.equal(res.status, 403, method);
         assert.match(String(res.headers['www-authenticate']), /scope="plants:write"/);
       }
-      assert.equal((await send(server.url, { path: '/plants' })).status, 401);
+      assert.equal((await send(server, { path: '/plants' })).status, 401);
     });
 
     it('answers 405 with Allow on /plants/{id} for other methods', async () => {
-      const res = await send(server.url, { method: 'PATCH', path: '/plants/1' });
+      const res = await send(server, { method: 'PATCH', path: '/plants/1' });
       assert.equal(res.status, 405);
       assert.equal(res.headers.allow, 'GET, PUT, DELETE');
     });

@@ -1,4 +1,4 @@
-// Rate limits (PRODUCT §3, 429): requests per token, and refused credentials per client
+// Rate limits (429): requests per token, and refused credentials per client
 // address, with Retry-After and the RateLimit headers; both recover when their window ends.
 // Small limits and a 4 s window are set through the environment; loops are bounded.
 import assert from 'node:assert/strict';
@@ -7,16 +7,17 @@ import { existsSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../support/cli.js';
-import { postPlant, send, type RawResponse } from '../support/http.js';
-import { newToken, startServer, type ServerProcess } from '../support/server.js';
+import { createToken } from '../../src/use-cases/create-token.js';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { postPlant, send, type RawResponse, type Target } from '../support/http.js';
+import { newToken } from '../support/server.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
 // Long enough that a handful of requests on loopback always fall in one window.
 const WINDOW_SECONDS = 4;
 let nextId = 1;
 const body = () => `{"id":${nextId++},"name":"limited"}`;
-const getPlants = (url: string, authorization?: string) =>
+const getPlants = (url: Target, authorization?: string) =>
   send(url, { path: '/plants', headers: authorization ? { authorization } : {} });
 
 function assert429(r: RawResponse, limit: number, windowSeconds = WINDOW_SECONDS): void {
@@ -51,26 +52,24 @@ async function until(
 
 for (const store of stores) {
   describe(`rate limits [${store}]`, suiteOptions(store), () => {
-    let server: ServerProcess;
+    let server: TestApp;
     before(async () => {
-      server = await startServer({
+      server = await buildTestApp({
         store,
         env: {
-          RATE_LIMIT_PER_MINUTE: '5',
-          AUTH_FAILURE_LIMIT_PER_MINUTE: '3',
+          RATE_LIMIT_PER_WINDOW: '5',
+          AUTH_FAILURE_LIMIT_PER_WINDOW: '3',
           RATE_LIMIT_WINDOW_SECONDS: String(WINDOW_SECONDS),
         },
       });
     });
-    after(async () => server?.dispose());
+    after(async () => server?.close());
 
     it('counts requests per token: 429 past the limit, other tokens unaffected, then recovery', async () => {
-      const created = runCli(['token', 'create', '--name', 'other'], { DATABASE_URL: server.databaseUrl });
-      assert.equal(created.status, 0, created.stderr);
-      const other = created.stdout.trim();
+      const other = (await createToken(server.services.store, { name: 'other' })).token;
 
       const seen = await until(
-        () => postPlant(server.url, server.token, body()),
+        () => postPlant(server, server.token, body()),
         (r) => r.status === 429,
         30,
       );
@@ -86,13 +85,13 @@ for (const store of stores) {
       }
 
       // Limited, the token gets 429 before its body's media type (415) or JSON (400) is looked at.
-      assert429(await postPlant(server.url, server.token, '{}', { 'content-type': 'text/plain' }), 5);
-      assert429(await postPlant(server.url, server.token, '{"id":'), 5);
+      assert429(await postPlant(server, server.token, '{}', { 'content-type': 'text/plain' }), 5);
+      assert429(await postPlant(server, server.token, '{"id":'), 5);
 
-      assert.equal((await postPlant(server.url, other, body())).status, 200, 'another token has its own count');
+      assert.equal((await postPlant(server, other, body())).status, 200, 'another token has its own count');
 
       const recovered = await until(
-        () => postPlant(server.url, server.token, body()),
+        () => postPlant(server, server.token, body()),
         (r) => r.status === 200,
         40,
         100,
@@ -102,7 +101,7 @@ for (const store of stores) {
 
     it('counts refused credentials per address: 429 even for a valid token, then recovery', async () => {
       const seen = await until(
-        () => getPlants(server.url, `Bearer ${newToken()}`),
+        () => getPlants(server, `Bearer ${newToken()}`),
         (r) => r.status === 429,
         20,
       );
@@ -113,12 +112,12 @@ for (const store of stores) {
       for (const r of seen.slice(0, -1)) assert.equal(r.status, 401);
 
       // The address is blocked before any token is looked at, so guessing stops paying off.
-      assert429(await getPlants(server.url, `Bearer ${server.token}`), 3);
+      assert429(await getPlants(server, `Bearer ${server.token}`), 3);
       // A request without a credential is not an attempt: still the plain 401 challenge.
-      assert.equal((await getPlants(server.url)).status, 401);
+      assert.equal((await getPlants(server)).status, 401);
 
       const recovered = await until(
-        () => getPlants(server.url, `Bearer ${server.token}`),
+        () => getPlants(server, `Bearer ${server.token}`),
         (r) => r.status === 200,
         40,
         100,
@@ -129,18 +128,18 @@ for (const store of stores) {
 
   describe(`rate limits with the defaults [${store}]`, suiteOptions(store), () => {
     it('do not limit a busy token, and missing credentials are not counted as failures', async () => {
-      const server = await startServer({ store });
+      const server = await buildTestApp({ store });
       try {
-        for (let i = 0; i < 100; i++) assert.equal((await getPlants(server.url)).status, 401);
-        const r = await getPlants(server.url, `Bearer ${server.token}`);
+        for (let i = 0; i < 100; i++) assert.equal((await getPlants(server)).status, 401);
+        const r = await getPlants(server, `Bearer ${server.token}`);
         assert.equal(r.status, 200, r.text);
         assert.equal(r.headers['ratelimit-limit'], '600000');
         const burst = await Promise.all(
-          Array.from({ length: 200 }, () => postPlant(server.url, server.token, body()).then((x) => x.status)),
+          Array.from({ length: 200 }, () => postPlant(server, server.token, body()).then((x) => x.status)),
         );
         assert.deepEqual(new Set(burst), new Set([200]));
       } finally {
-        await server.dispose();
+        await server.close();
       }
     });
   });
@@ -184,7 +183,7 @@ async function freePort(): Promise<number> {
 for (const store of stores) {
   describe(`rate limits shared through Redis [${store}]`, { skip, ...suiteOptions(store) }, () => {
     let redis: ChildProcess | undefined;
-    const servers: ServerProcess[] = [];
+    const servers: TestApp[] = [];
     let port = 0;
 
     before(async () => {
@@ -196,38 +195,38 @@ for (const store of stores) {
       const token = newToken();
       const env = {
         REDIS_URL: `redis://127.0.0.1:${port}`,
-        RATE_LIMIT_PER_MINUTE: '6',
-        AUTH_FAILURE_LIMIT_PER_MINUTE: '4',
+        RATE_LIMIT_PER_WINDOW: '6',
+        AUTH_FAILURE_LIMIT_PER_WINDOW: '4',
       };
       await waitForPort(port);
       // Two instances of one store, as behind a load balancer.
-      servers.push(await startServer({ store, env, token }));
-      servers.push(await startServer({ databaseUrl: servers[0]!.databaseUrl, env, token }));
+      servers.push(await buildTestApp({ store, env, token }));
+      servers.push(await buildTestApp({ databaseUrl: servers[0]!.databaseUrl, env, token }));
     });
     after(async () => {
-      // The second instance first: the first one's dispose drops the store they share.
-      for (const s of servers.reverse()) await s.dispose();
+      // The second instance first: the first one's close drops the store they share.
+      for (const s of servers.reverse()) await s.close();
       redis?.kill('SIGKILL');
     });
 
     it('counts one token across instances', async () => {
-      const [a, b] = servers as [ServerProcess, ServerProcess];
+      const [a, b] = servers as [TestApp, TestApp];
       const seen: RawResponse[] = [];
       for (let i = 0; i < 20 && seen.at(-1)?.status !== 429; i++) {
-        seen.push(await postPlant((i % 2 ? b : a).url, a.token, body()));
+        seen.push(await postPlant(i % 2 ? b : a, a.token, body()));
       }
       assert429(seen.at(-1)!, 6, 60);
       assert.equal(seen.length, 7, 'six requests over two instances, then 429');
       // The other instance says the same.
       const other = seen.length % 2 ? b : a;
-      assert.equal((await postPlant(other.url, a.token, body())).status, 429);
+      assert.equal((await postPlant(other, a.token, body())).status, 429);
     });
 
     it('counts refused credentials from one address across instances', async () => {
-      const [a, b] = servers as [ServerProcess, ServerProcess];
+      const [a, b] = servers as [TestApp, TestApp];
       const seen: RawResponse[] = [];
       for (let i = 0; i < 20 && seen.at(-1)?.status !== 429; i++) {
-        seen.push(await getPlants((i % 2 ? b : a).url, `Bearer ${newToken()}`));
+        seen.push(await getPlants(i % 2 ? b : a, `Bearer ${newToken()}`));
       }
       assert.equal(seen.at(-1)!.status, 429);
       assert.equal(seen.length, 5, 'four refusals over two instances, then 429');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createAjv } from '../../src/http/validation.js';
+import { createAjv } from '../../src/openapi/validation.js';
 import { loadDocument } from '../../src/openapi/document.js';
 import { parametersSchema, requestSchema } from '../../src/openapi/request-schema.js';
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../src/openapi/document.js';
 import { send } from '../support/http.js';
-import { startServer, type ServerProcess } from '../support/server.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 
 interface PropertyFact {
   type: string;
@@ -136,16 +136,16 @@ function seedViolations(doc: JsonObject): string[] {
 
 // One store: the document the server serves does not depend on it.
 describe('the seed contract', () => {
-  let server: ServerProcess;
+  let server: TestApp;
   let served: JsonObject;
 
   before(async () => {
-    server = await startServer();
-    const res = await send(server.url, { path: '/openapi.json' });
+    server = await buildTestApp();
+    const res = await send(server, { path: '/openapi.json' });
     assert.equal(res.status, 200);
     served = res.json as JsonObject;
   });
-  after(() => server.dispose());
+  after(() => server.close());
 
   it('is kept, fact by fact, by the document the server serves', () => {
     assert.deepEqual(seedViolations(served), []);

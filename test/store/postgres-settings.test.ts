@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { postgresSettings } from '../../src/store/postgres/connection.js';
 import { isUnavailable, storeError } from '../../src/store/postgres/errors.js';
-import { StoreUnavailableError } from '../../src/store/store.js';
+import { StoreUnavailableError } from '../../src/domain/errors.js';
 
 describe('postgres connection settings', () => {
   it('turns ?schema= into the search_path, keeps other options and the rest of the URL, bounds the pool', () => {

@@ -1,5 +1,7 @@
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { exportPlants } from '../../src/use-cases/export-import.js';
 import { readJson } from '../../src/json/read-json.js';
-import { runCli } from './cli.js';
 
 export interface StoredPlant {
   id: bigint;
@@ -8,17 +10,24 @@ export interface StoredPlant {
 }
 
 /**
- * Every plant a store holds, ids as exact bigints, read with `plant-store export`: the same on
- * SQLite and PostgreSQL, and independent of the server under test.
+ * Every plant a store holds, ids as exact bigints, read the way `plant-store export` reads
+ * them: the same on SQLite and PostgreSQL, and independent of the HTTP layer under test.
  */
-export function readStoredPlants(databaseUrl: string): StoredPlant[] {
-  const r = runCli(['export'], { DATABASE_URL: databaseUrl });
-  if (r.status !== 0) throw new Error(`plant-store export failed: ${r.stderr}`);
-  return r.stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const p = readJson(line) as { id: number | bigint; name: string; tag?: string };
-      return { id: BigInt(p.id), name: p.name, tag: p.tag ?? null };
-    });
+export async function readStoredPlants(store: Store): Promise<StoredPlant[]> {
+  const plants: StoredPlant[] = [];
+  for await (const line of exportPlants(store)) {
+    const p = readJson(line) as { id: number | bigint; name: string; tag?: string };
+    plants.push({ id: BigInt(p.id), name: p.name, tag: p.tag ?? null });
+  }
+  return plants;
+}
+
+/** The same, from a store that a server process under test serves: opened here, read, closed. */
+export async function readStoredPlantsAt(databaseUrl: string): Promise<StoredPlant[]> {
+  const { store } = await openStore({ databaseUrl, databasePoolSize: 1 });
+  try {
+    return await readStoredPlants(store);
+  } finally {
+    await store.close();
+  }
 }

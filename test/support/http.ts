@@ -47,12 +47,17 @@ export async function conformingFetch(request: Request): Promise<Response> {
   return response;
 }
 
+/** Where a test sends requests: a base URL (a real socket), or an app built in-process (`inject`). */
+export type Target = string | { inject(req: RawRequest): Promise<RawResponse> };
+
 /**
  * Sends exactly the bytes given, with no client-side JSON encoding in the way, so tests can
- * send malformed JSON, exact int64 literals and odd headers.
+ * send malformed JSON, exact int64 literals and odd headers. Every response is checked against
+ * the OpenAPI document, whichever way it travelled.
  */
-export function send(baseUrl: string, req: RawRequest): Promise<RawResponse> {
-  const url = new URL(req.path, baseUrl);
+export function send(target: Target, req: RawRequest): Promise<RawResponse> {
+  if (typeof target !== 'string') return target.inject(req);
+  const url = new URL(req.path, target);
   return new Promise((resolve, reject) => {
     const r = httpRequest(url, { method: req.method ?? 'GET', headers: req.headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -78,7 +83,7 @@ export function send(baseUrl: string, req: RawRequest): Promise<RawResponse> {
 
 /** POST /plants with a raw JSON text and a token. */
 export function postPlant(
-  baseUrl: string,
+  baseUrl: Target,
   token: string | undefined,
   body: string | Buffer,
   headers: Record<string, string> = {},
@@ -97,7 +102,7 @@ export function postPlant(
 
 /** Every plant a server lists, following its Link headers, ids exact; bounded to 1,000 pages. */
 export async function listAllPlants(
-  baseUrl: string,
+  baseUrl: Target,
   token: string,
 ): Promise<{ id: bigint; name: string; tag?: string }[]> {
   const plants: { id: bigint; name: string; tag?: string }[] = [];

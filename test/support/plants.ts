@@ -1,17 +1,29 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { readJson } from '../../src/json/read-json.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 import type { StoredPlant } from './db.js';
-import { postPlant, send, type RawResponse } from './http.js';
-import { startServer, type ServerProcess } from './server.js';
+import { postPlant, send, type RawResponse, type Target } from './http.js';
+import type { ServerProcess } from './server.js';
 import type { StoreKind } from './stores.js';
+
+/** A server under test: the app built in-process, or the built server spawned. */
+export type Served = TestApp | ServerProcess;
+
+/** Where requests to a server go: `inject` for an app built in-process, its URL for a process. */
+export function targetOf(server: Served): Target {
+  return 'inject' in server ? server : server.url;
+}
 
 /**
  * The plant a server holds under `id`, read back through `GET /plants/{id}` and parsed exactly
  * (ids as bigints, an absent tag as null); undefined when it answers 404. Works on every store.
  */
-export async function storedPlant(server: ServerProcess, id: bigint): Promise<StoredPlant | undefined> {
-  const r = await send(server.url, { path: `/plants/${id}`, headers: { authorization: `Bearer ${server.token}` } });
+export async function storedPlant(server: Served, id: bigint): Promise<StoredPlant | undefined> {
+  const r = await send(targetOf(server), {
+    path: `/plants/${id}`,
+    headers: { authorization: `Bearer ${server.token}` },
+  });
   if (r.status === 404) return undefined;
   assert.equal(r.status, 200, `GET /plants/${id} answered ${r.status}: ${r.text}`);
   const p = readJson(r.text) as { id: number | bigint; name: string; tag?: string };
@@ -31,8 +43,8 @@ export function assertError(r: RawResponse, status: number, field?: string): voi
 }
 
 export interface PlantServer {
-  /** The server, once the suite's `before` has run. */
-  readonly server: ServerProcess;
+  /** The app, once the suite's `before` has run. */
+  readonly server: TestApp;
   /** An id no test of the suite has used yet. */
   freshId(): number;
   /** POST /plants with the server's token. */
@@ -44,17 +56,17 @@ export interface PlantServer {
 }
 
 /**
- * For the POST /plants suites: starts one server on a fresh store of `store` before the
- * enclosing describe's tests and disposes of it after them. Call it inside that describe.
+ * For the POST /plants suites: builds the app on a fresh store of `store` before the enclosing
+ * describe's tests and closes it after them. Call it inside that describe.
  */
 export function usePlantServer(store: StoreKind): PlantServer {
-  let server: ServerProcess | undefined;
+  let server: TestApp | undefined;
   let nextId = 100_000;
   before(async () => {
-    server = await startServer({ store });
+    server = await buildTestApp({ store });
   });
   after(async () => {
-    await server?.dispose();
+    await server?.close();
   });
   const self: PlantServer = {
     get server() {
@@ -62,7 +74,7 @@ export function usePlantServer(store: StoreKind): PlantServer {
       return server;
     },
     freshId: () => nextId++,
-    post: (body, headers = {}) => postPlant(self.server.url, self.server.token, body, headers),
+    post: (body, headers = {}) => postPlant(self.server, self.server.token, body, headers),
     async accepted(body, expectedText) {
       const r = await self.post(body);
       assert.equal(r.status, 200, `${body} -> ${r.status} ${r.text}`);

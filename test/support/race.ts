@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { postPlant, send } from './http.js';
+import { postPlant, send, type Target } from './http.js';
 
 export interface RaceEntry {
   name: string;
@@ -8,9 +8,9 @@ export interface RaceEntry {
 
 /**
  * Sends one POST per name, all at once, for the same id, spread over the servers in turn (one
- * instance or several behind a load balancer), each on its own connection.
+ * instance or several behind a load balancer), each on its own connection (or `inject`).
  */
-export function raceCreate(urls: string[], token: string, id: bigint, names: string[]): Promise<RaceEntry[]> {
+export function raceCreate(urls: Target[], token: string, id: bigint, names: string[]): Promise<RaceEntry[]> {
   return Promise.all(
     names.map(async (name, i) => {
       const res = await postPlant(urls[i % urls.length]!, token, `{"id":${id},"name":${JSON.stringify(name)}}`);
@@ -24,7 +24,7 @@ export function raceCreate(urls: string[], token: string, id: bigint, names: str
  * exactly one answer is 200 and the others 409, and every server reads the winner's name; with
  * identical bodies all are 200.
  */
-export async function assertCreatedOnce(urls: string[], token: string, id: bigint, race: RaceEntry[]): Promise<void> {
+export async function assertCreatedOnce(urls: Target[], token: string, id: bigint, race: RaceEntry[]): Promise<void> {
   const winners = race.filter((r) => r.status === 200);
   const distinct = new Set(race.map((r) => r.name)).size;
   if (distinct === 1) {

@@ -3,7 +3,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-error.js';
-import { operationRoute, type RouteDeps } from '../operation-route.js';
 
 /**
  * The page may load scripts, styles, images and data from this server only, so nothing of it
@@ -72,13 +71,11 @@ function loadAssets(): Map<string, Asset> {
 }
 
 /** `GET /docs`: the interactive API reference, rendered in the browser from `GET /openapi.json`. */
-export function docsRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export async function docsRoutes(app: FastifyInstance): Promise<void> {
   // Read on first use: the bundle is megabytes that start-up and memory need not carry until then.
   let assets: Map<string, Asset> | undefined;
 
-  operationRoute(
-    app,
-    deps,
+  app.operation(
     'getApiReference',
     async (_request, reply) =>
       reply
@@ -93,9 +90,7 @@ export function docsRoutes(app: FastifyInstance, deps: RouteDeps): void {
     { rawResponse: true },
   );
 
-  operationRoute(
-    app,
-    deps,
+  app.operation(
     'getApiReferenceAsset',
     async (request, reply) => {
       const { file } = request.params as { file: string };

@@ -1,36 +1,43 @@
 import type { FastifyInstance } from 'fastify';
-import { StoreUnavailableError } from '../../store/store.js';
-import { operationRoute, type RouteDeps } from '../operation-route.js';
+import { StoreUnavailableError } from '../../domain/errors.js';
+import type { Metrics } from '../../metrics/metrics.js';
+import type { ApiDocument } from '../../openapi/document.js';
+import type { Store } from '../../store/store.js';
 
-export function operationsRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  operationRoute(app, deps, 'getLiveness', async () => ({ status: 'ok' }));
+interface Deps {
+  store: Store;
+  doc: ApiDocument;
+  metrics: Metrics;
+}
 
-  operationRoute(app, deps, 'getReadiness', async () => {
+/** The operator's operations: liveness, readiness, the document itself, metrics. */
+export async function operationsRoutes(app: FastifyInstance, { store, doc, metrics }: Deps): Promise<void> {
+  app.operation('getLiveness', async () => ({ status: 'ok' }));
+
+  app.operation('getReadiness', async () => {
     try {
-      await deps.store.ping();
+      await store.ping();
     } catch (err) {
-      throw new StoreUnavailableError(err);
+      throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err);
     }
     return { status: 'ok' };
   });
 
   // Serialised once: the document does not change while the process runs.
-  const document = JSON.stringify(deps.doc.raw);
-  operationRoute(
-    app,
-    deps,
+  const document = JSON.stringify(doc.raw);
+  app.operation(
     'getOpenApiDocument',
     async (_request, reply) => reply.type('application/json; charset=utf-8').send(document),
     { rawResponse: true },
   );
 
   // Prometheus text format; on the API port it needs a token with metrics:read.
-  const { registry } = deps.metrics;
-  operationRoute(
-    app,
-    deps,
+  const { registry } = metrics;
+  app.operation(
     'getMetrics',
     async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
-    { rawResponse: true },
+    {
+      rawResponse: true,
+    },
   );
 }

@@ -1,17 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import { createPlant, type NewPlantInput } from '../../plants/create-plant.js';
-import { deletePlant, replacePlant, type PlantReplacementInput } from '../../plants/change-plants.js';
-import { getPlant, listPlants } from '../../plants/read-plants.js';
-import { operationRoute, type RouteDeps } from '../operation-route.js';
+import type { Store } from '../../store/store.js';
+import { deletePlant, replacePlant, type PlantReplacementInput } from '../../use-cases/change-plant.js';
+import { createPlant, type NewPlantInput } from '../../use-cases/create-plant.js';
+import { getPlant, listPlants } from '../../use-cases/read-plants.js';
 
 type IdParams = { id: bigint };
 
-export function plantRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { store } = deps;
+export async function plantRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
+  app.operation('addPlant', async (request) => createPlant(store, request.body as NewPlantInput));
 
-  operationRoute(app, deps, 'addPlant', async (request) => createPlant(store, request.body as NewPlantInput));
-
-  operationRoute(app, deps, 'listPlants', async (request, reply) => {
+  app.operation('listPlants', async (request, reply) => {
     const query = request.query as { limit: number; after?: bigint };
     const page = await listPlants(store, query);
     if (page.nextAfter !== undefined) {
@@ -20,13 +18,13 @@ export function plantRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return page.plants;
   });
 
-  operationRoute(app, deps, 'getPlant', async (request) => getPlant(store, (request.params as IdParams).id));
+  app.operation('getPlant', async (request) => getPlant(store, (request.params as IdParams).id));
 
-  operationRoute(app, deps, 'replacePlant', async (request) =>
+  app.operation('replacePlant', async (request) =>
     replacePlant(store, (request.params as IdParams).id, request.body as PlantReplacementInput),
   );
 
-  operationRoute(app, deps, 'deletePlant', async (request, reply) => {
+  app.operation('deletePlant', async (request, reply) => {
     await deletePlant(store, (request.params as IdParams).id);
     return reply.code(204).send();
   });

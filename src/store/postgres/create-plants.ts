@@ -1,4 +1,4 @@
-import type { CreateOutcome, PlantRecord } from '../store.js';
+import type { CreateOutcome, PlantRecord } from '../../domain/plant.js';
 import { plantFromRow, SQL, type PlantRow, type Run } from './rows.js';
 
 /**

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../../domain/errors.js';
 
 /**
  * SQLSTATE classes that say "the database cannot serve this now" rather than "this request is

@@ -21,7 +21,7 @@ export const postgresMigrations: string[] = [
      expires_at timestamptz,
      revoked_at timestamptz
    );`,
-  // Webhooks (issue 7): endpoints, the outbox of events, and one delivery row per event and endpoint.
+  // Webhooks: endpoints, the outbox of events, and one delivery row per event and endpoint.
   // Times are epoch milliseconds (bigint), as in the SQLite store, so the dispatcher reads both alike.
   `CREATE TABLE webhook_endpoints (
      id              text PRIMARY KEY,

@@ -1,12 +1,14 @@
 import { Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import type { CreateOutcome, PlantRecord } from '../../domain/plant.js';
+import type { TokenRecord } from '../../domain/token.js';
 import {
   newEvent,
   type AttemptResult,
   type DueDelivery,
   type EndpointStatus,
   type WebhookEndpoint,
-} from '../../events/types.js';
-import type { CreateOutcome, PlantRecord, Store, TokenRecord } from '../store.js';
+} from '../../domain/webhook.js';
+import type { Store } from '../store.js';
 import { postgresSettings } from './connection.js';
 import { createPlantsOnce } from './create-plants.js';
 import { storeError } from './errors.js';

@@ -1,5 +1,6 @@
 import type { QueryConfig, QueryResultRow } from 'pg';
-import type { PlantRecord, Scope, TokenRecord } from '../store.js';
+import type { PlantRecord } from '../../domain/plant.js';
+import type { Scope, TokenRecord } from '../../domain/token.js';
 
 /** pg hands int8 over as a decimal string: ids go through BigInt and never through a float. */
 export interface PlantRow {

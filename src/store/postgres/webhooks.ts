@@ -5,7 +5,7 @@ import type {
   EventType,
   NewEvent,
   WebhookEndpoint,
-} from '../../events/types.js';
+} from '../../domain/webhook.js';
 import type { Run } from './rows.js';
 
 /**

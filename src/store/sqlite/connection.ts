@@ -1,7 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreUnavailableError, type PlantRecord, type Scope, type TokenRecord } from '../store.js';
+import { StoreUnavailableError } from '../../domain/errors.js';
+import type { PlantRecord } from '../../domain/plant.js';
+import type { Scope, TokenRecord } from '../../domain/token.js';
 
 /** Opens the store file the way every connection to it must be opened. */
 export function openConnection(path: string): Database.Database {

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../../domain/errors.js';
 import type { WriteOp, WriteResult } from './write-ops.js';
 import type { BatchReply } from './writer-worker.js';
 

@@ -18,7 +18,7 @@ export const sqliteMigrations: string[] = [
      expires_at INTEGER,
      revoked_at INTEGER
    ) STRICT;`,
-  // Webhooks (issue 7): endpoints, the outbox of events, and one delivery row per event and endpoint.
+  // Webhooks: endpoints, the outbox of events, and one delivery row per event and endpoint.
   `CREATE TABLE webhook_endpoints (
      id              TEXT PRIMARY KEY,
      url             TEXT NOT NULL,

@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
-import type { AttemptResult, DueDelivery, EndpointStatus, EventType, WebhookEndpoint } from '../../events/types.js';
-import type { CreateOutcome, PlantRecord, Store, TokenRecord } from '../store.js';
+import type { CreateOutcome, PlantRecord } from '../../domain/plant.js';
+import type { TokenRecord } from '../../domain/token.js';
+import type { AttemptResult, DueDelivery, EndpointStatus, EventType, WebhookEndpoint } from '../../domain/webhook.js';
+import type { Store } from '../store.js';
 import { openConnection, PLANT_BY_ID, plantFromRow, tokenFromRow, type PlantRow, type TokenRow } from './connection.js';
 import { GroupCommitWriter } from './group-commit.js';
 import { sqliteMigrations } from './migrations.js';

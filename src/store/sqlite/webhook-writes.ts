@@ -1,12 +1,12 @@
 import type Database from 'better-sqlite3';
+import type { PlantRecord } from '../../domain/plant.js';
 import {
   newEvent,
   type AttemptResult,
   type DueDelivery,
   type EventType,
   type WebhookEndpoint,
-} from '../../events/types.js';
-import type { PlantRecord } from '../store.js';
+} from '../../domain/webhook.js';
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
 

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { AttemptResult, DueDelivery, WebhookEndpoint } from '../../events/types.js';
-import type { CreateOutcome, PlantRecord, TokenRecord } from '../store.js';
+import type { CreateOutcome, PlantRecord } from '../../domain/plant.js';
+import type { TokenRecord } from '../../domain/token.js';
+import type { AttemptResult, DueDelivery, WebhookEndpoint } from '../../domain/webhook.js';
 import { PLANT_BY_ID, plantFromRow, type PlantRow } from './connection.js';
 import { webhookWrites } from './webhook-writes.js';
 

@@ -1,24 +1,19 @@
 import type { ValidateFunction } from 'ajv';
-import { createAjv, validationError } from '../http/validation.js';
+import { plantJson, plantRecord, type PlantRecord } from '../domain/plant.js';
 import { readJson, JsonReadError } from '../json/read-json.js';
 import type { ApiDocument } from '../openapi/document.js';
 import { requestSchema } from '../openapi/request-schema.js';
-import type { PlantRecord, Store } from '../store/store.js';
+import { createAjv, validationError } from '../openapi/validation.js';
+import type { Store } from '../store/store.js';
 
 const PAGE = 1000;
-
-/** One NDJSON line per plant, ids written exactly; tag omitted when the plant has none. */
-export function plantLine(p: PlantRecord): string {
-  const tag = p.tag === undefined ? '' : `,"tag":${JSON.stringify(p.tag)}`;
-  return `{"id":${p.id},"name":${JSON.stringify(p.name)}${tag}}\n`;
-}
 
 /** Every plant by id, a page at a time, so memory stays flat however many there are. */
 export async function* exportPlants(store: Store): AsyncGenerator<string> {
   let after: bigint | undefined;
   for (;;) {
     const page = await store.listPlants(after, PAGE);
-    for (const p of page) yield plantLine(p);
+    for (const p of page) yield `${plantJson(p)}\n`;
     if (page.length < PAGE) return;
     after = page.at(-1)!.id;
   }
@@ -41,7 +36,7 @@ export interface ImportReport {
 export async function importPlants(
   store: Store,
   doc: ApiDocument,
-  lines: AsyncIterable<string>,
+  lines: AsyncIterable<string> | Iterable<string>,
 ): Promise<ImportReport> {
   const validate = newPlantValidator(doc);
   const report: ImportReport = { created: 0, skipped: 0, refused: [], invalid: [] };
@@ -84,5 +79,5 @@ function parseLine(text: string, validate: ValidateFunction): PlantRecord | { me
   }
   if (!validate(value)) return { message: validationError(validate.errors ?? [], 'line').message };
   const v = value as { id: number | bigint; name: string; tag?: string };
-  return { id: BigInt(v.id), name: v.name, ...(v.tag !== undefined && { tag: v.tag }) };
+  return plantRecord(BigInt(v.id), v.name, v.tag);
 }

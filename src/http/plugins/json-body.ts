@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { readJson, JsonReadError } from '../json/read-json.js';
-import { HttpError } from './http-error.js';
+import { readJson, JsonReadError } from '../../json/read-json.js';
+import { HttpError } from '../http-error.js';
 
 /** `application/json`, with any parameters, as long as a charset (if given) is UTF-8. */
 function isJsonMediaType(type: string): boolean {

@@ -2,13 +2,13 @@ import { once } from 'node:events';
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Config } from '../config.js';
-import { HttpError } from './http-error.js';
+import type { Config } from '../../config/config.js';
+import { HttpError } from '../http-error.js';
 
 export type LimitKind = 'token' | 'auth_failure';
 
 /**
- * The two limits of PRODUCT.md §3's 429 row, counted by @fastify/rate-limit's stores (in
+ * The two limits that answer 429, counted by @fastify/rate-limit's stores (in
  * process, or in Redis when instances share limits). They are called from the bearer check,
  * so they sit where the check order puts them: the address limit before a credential is
  * looked at (a blocked address cannot go on guessing), the token limit once it is known.
@@ -70,7 +70,8 @@ export async function registerRateLimits(
   config: Config,
   onLimited: (kind: LimitKind) => void = () => {},
 ): Promise<RateLimits | undefined> {
-  const { rateLimitPerToken, authFailureLimit, rateLimitWindowMs: timeWindow } = config;
+  const { rateLimitPerWindow: rateLimitPerToken, authFailureLimitPerWindow: authFailureLimit } = config;
+  const timeWindow = config.rateLimitWindowSeconds * 1000;
   if (rateLimitPerToken === 0 && authFailureLimit === 0) return undefined;
   await app.register(fastifyRateLimit, {
     global: false,

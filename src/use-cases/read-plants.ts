@@ -1,5 +1,6 @@
-import { HttpError } from '../http/http-error.js';
-import type { PlantRecord, Store } from '../store/store.js';
+import { plantNotFound } from '../domain/errors.js';
+import type { PlantRecord } from '../domain/plant.js';
+import type { Store } from '../store/store.js';
 
 export interface PlantPage {
   plants: PlantRecord[];
@@ -18,8 +19,4 @@ export async function getPlant(store: Store, id: bigint): Promise<PlantRecord> {
   const plant = await store.getPlant(id);
   if (!plant) throw plantNotFound(id);
   return plant;
-}
-
-export function plantNotFound(id: bigint): HttpError {
-  return new HttpError(404, `plant ${id} does not exist`);
 }

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
 
 export interface MetricsServer {
@@ -48,3 +49,24 @@ export async function startMetricsServer(registry: Registry, port: number, host:
       }),
   };
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The credential-free metrics listener, once the app is ready, when METRICS_PORT is set. */
+    metricsListener: MetricsServer | undefined;
+  }
+}
+
+/** Starts the METRICS_PORT listener with the app and stops it with the app. */
+export const metricsListenerPlugin = fp<{ registry: Registry; port: number | undefined; host: string }>(
+  async (app, { registry, port, host }) => {
+    app.decorate('metricsListener', undefined);
+    if (port === undefined) return;
+    app.addHook('onReady', async () => {
+      app.metricsListener = await startMetricsServer(registry, port, host);
+      app.log.info({ url: `${app.metricsListener.url}/metrics` }, 'metrics listening (no credential needed)');
+    });
+    app.addHook('onClose', async () => app.metricsListener?.close());
+  },
+  { name: 'metrics-listener' },
+);

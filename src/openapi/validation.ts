@@ -1,17 +1,11 @@
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import { HttpError } from './http-error.js';
+import { InvalidInputError } from '../domain/errors.js';
+import { INT64_MAX, INT64_MIN, isInt64 } from '../domain/int64.js';
 
-export const INT64_MIN = -(2n ** 63n);
-export const INT64_MAX = 2n ** 63n - 1n;
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 
-export function isInt64(value: unknown): value is number | bigint {
-  if (typeof value === 'bigint') return value >= INT64_MIN && value <= INT64_MAX;
-  return typeof value === 'number' && Number.isSafeInteger(value);
-}
-
-/** One Ajv for every request part. No coercion: `"1"` is not an integer, and nothing is altered. */
+/** One Ajv for every request part (and every import line). No coercion: `"1"` is not an integer, and nothing is altered. */
 export function createAjv(options: { validateSchema?: boolean } = {}): Ajv2020 {
   // Checking each schema against the JSON Schema meta-schema costs ~60 ms of start-up; the
   // document's schemas are checked once, by a test, instead (test/openapi/document.test.ts).
@@ -76,9 +70,9 @@ function decimalInteger(
 const NUL_PATTERN = '^[^\\u0000]*$';
 
 /** Turns the first Ajv error into a sentence that names the field, without schema jargon. */
-export function validationError(errors: ErrorObject[], part: string): HttpError {
+export function validationError(errors: ErrorObject[], part: string): InvalidInputError {
   const e = errors[0];
-  if (!e) return new HttpError(400, `${part} is not valid`);
+  if (!e) return new InvalidInputError(`${part} is not valid`);
   const field = e.instancePath
     ? e.instancePath.slice(1).replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~')
     : part;
@@ -111,5 +105,5 @@ export function validationError(errors: ErrorObject[], part: string): HttpError 
         return `${field} ${e.message ?? 'is not valid'}`;
     }
   })();
-  return new HttpError(400, what);
+  return new InvalidInputError(what);
 }

@@ -1,7 +1,6 @@
-import { HttpError } from '../http/http-error.js';
-import type { PlantRecord, Store } from '../store/store.js';
-import { toPlant, type Plant } from './create-plant.js';
-import { plantNotFound } from './read-plants.js';
+import { InvalidInputError, plantNotFound } from '../domain/errors.js';
+import { plantRecord, toPlant, type Plant, type PlantRecord } from '../domain/plant.js';
+import type { Store } from '../store/store.js';
 
 /** A PUT body, validated against PlantReplacement: its optional id is exact when present. */
 export interface PlantReplacementInput {
@@ -13,9 +12,9 @@ export interface PlantReplacementInput {
 /** Replaces the name and tag of an existing plant; a tag absent from the body is removed. */
 export async function replacePlant(store: Store, id: bigint, input: PlantReplacementInput): Promise<Plant> {
   if (input.id !== undefined && BigInt(input.id) !== id) {
-    throw new HttpError(400, `id in the body (${input.id}) must equal the id in the path (${id})`);
+    throw new InvalidInputError(`id in the body (${input.id}) must equal the id in the path (${id})`);
   }
-  const plant: PlantRecord = { id, name: input.name, ...(input.tag !== undefined && { tag: input.tag }) };
+  const plant = plantRecord(id, input.name, input.tag);
   if (!(await store.replacePlant(plant))) throw plantNotFound(id);
   return toPlant(plant);
 }

@@ -1,14 +1,14 @@
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Config } from '../config.js';
-import type { Store } from '../store/store.js';
-import { HttpError } from './http-error.js';
+import type { Config } from '../../config/config.js';
+import type { Store } from '../../store/store.js';
+import { HttpError } from '../http-error.js';
 
 /** Routes that answer even under overload: probes must tell "busy" from "dead", operators must see why. */
 const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
- * Overload protection (PRODUCT.md §3, 503): when the event loop falls behind (mean delay over
+ * Overload protection (503): when the event loop falls behind (mean delay over
  * the last second past MAX_EVENT_LOOP_DELAY_MS) or the store does (more than MAX_WRITE_BACKLOG
  * writes waiting for a commit), new requests get 503 with Retry-After at once instead of
  * queueing without end. The check runs after routing, before the credential.

@@ -1,5 +1,6 @@
+import { hashToken } from '../domain/token.js';
 import type { Store } from '../store/store.js';
-import { createToken, hashToken } from './tokens.js';
+import { createToken } from './create-token.js';
 
 export type BootstrapResult = { kind: 'generated'; token: string } | { kind: 'registered' } | { kind: 'none' };
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { writeJson } from '../json/write-json.js';
-import type { PlantRecord } from '../store/store.js';
+import { plantJson, type PlantRecord } from './plant.js';
 
 export const EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -17,8 +16,8 @@ export interface NewEvent {
 }
 
 export function newEvent(type: EventType, plant: PlantRecord, now = Date.now()): NewEvent {
-  const body = writeJson(plant.tag === undefined ? { id: plant.id, name: plant.name } : plant);
-  return { id: `msg_${randomBytes(16).toString('base64url')}`, type, plantId: plant.id, body, createdAt: now };
+  const id = `msg_${randomBytes(16).toString('base64url')}`;
+  return { id, type, plantId: plant.id, body: plantJson(plant), createdAt: now };
 }
 
 export interface WebhookEndpoint {
@@ -77,21 +76,4 @@ export interface AttemptResult {
   nextAttemptAt: number;
   /** 410 Gone: disable the endpoint and give up its pending deliveries. */
   disableEndpoint: string | null;
-}
-
-/** The outbox and endpoints as each store keeps them. */
-export interface WebhookStore {
-  insertEndpoint(endpoint: WebhookEndpoint): Promise<void>;
-  listEndpoints(recent: number): Promise<EndpointStatus[]>;
-  /** Resolves to false when no endpoint has this id; its pending deliveries go with it. */
-  removeEndpoint(id: string): Promise<boolean>;
-  /**
-   * Leases up to `limit` due deliveries until `leaseUntil`: pending, due, not leased, on an
-   * enabled endpoint, and the oldest pending one of its plant for its endpoint (order per plant).
-   */
-  claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]>;
-  recordAttempt(result: AttemptResult): Promise<void>;
-  countPendingDeliveries(): Promise<number>;
-  /** Deletes events older than `before` that have no pending delivery, with their deliveries; resolves to how many. */
-  pruneEvents(before: number): Promise<number>;
 }

@@ -1,0 +1,86 @@
+// The layering of src/, checked by `npm run lint`. Arrows point down only:
+//
+//   cli/                         the command line (serve, migrate, token, webhook, export/import)
+//   http/                        the HTTP edge: app, plugins, routes, server
+//   services.ts                  the composition: builds the services every entry point uses
+//   use-cases/ auth/ events/ metrics/   what the service does
+//   store/                       where it keeps things (the Store port and its two adapters)
+//   config/ openapi/ log.ts      settings, the contract, logging
+//   domain/ json/                records, rules and errors; the exact JSON reader and writer
+//
+// See docs/architecture.md.
+const layer = (...paths) => `^src/(${paths.join('|')})`;
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No module reaches itself again.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'domain-is-a-leaf',
+      severity: 'error',
+      comment: 'domain/ and json/ import nothing of the project but themselves.',
+      from: { path: '^src/(domain|json)/' },
+      to: { path: '^src/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'settings-and-contract-below-the-rest',
+      severity: 'error',
+      comment: 'config/, openapi/ and log.ts build on domain/ and json/ only.',
+      from: { path: layer('config/', 'openapi/', 'log\\.ts') },
+      to: { path: '^src/', pathNot: layer('domain/', 'json/', 'config/', 'openapi/', 'log\\.ts') },
+    },
+    {
+      name: 'stores-below-the-use-cases',
+      severity: 'error',
+      comment: 'store/ never imports what uses it: use-cases, auth, events, metrics, the edges.',
+      from: { path: '^src/store/' },
+      to: { path: '^src/', pathNot: layer('domain/', 'json/', 'config/', 'store/') },
+    },
+    {
+      name: 'use-cases-never-import-the-edges',
+      severity: 'error',
+      comment: 'use-cases/, auth/, events/ and metrics/ never import http/, cli/ or the composition.',
+      from: { path: layer('use-cases/', 'auth/', 'events/', 'metrics/') },
+      to: { path: layer('http/', 'cli/', 'services\\.ts', 'client/') },
+    },
+    {
+      name: 'use-cases-on-top-of-their-layer',
+      severity: 'error',
+      comment: 'auth/, events/ and metrics/ serve the use-cases and stand apart from each other: no folder cycles.',
+      from: { path: layer('auth/', 'events/', 'metrics/') },
+      to: { path: layer('use-cases/', 'auth/', 'events/', 'metrics/'), pathNot: '^src/$1' },
+    },
+    {
+      name: 'composition-below-the-edges',
+      severity: 'error',
+      comment: 'services.ts builds services; it does not know about HTTP or the command line.',
+      from: { path: '^src/services\\.ts$' },
+      to: { path: layer('http/', 'cli/', 'client/') },
+    },
+    {
+      name: 'http-below-cli',
+      severity: 'error',
+      comment: 'The HTTP edge does not import the command line.',
+      from: { path: '^src/http/' },
+      to: { path: layer('cli/', 'client/') },
+    },
+    {
+      name: 'client-stands-alone',
+      severity: 'error',
+      comment: 'The typed client ships to users: it takes only the JSON reader and writer.',
+      from: { path: '^src/client/' },
+      to: { path: '^src/', pathNot: layer('client/', 'json/') },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

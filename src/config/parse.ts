@@ -1,0 +1,99 @@
+// The parsers of the settings table: each takes the text of one setting and returns its typed
+// value, or throws the one line that names the setting and says what it must be.
+import { isWellFormedToken, parseDuration } from '../domain/token.js';
+
+/** A configuration value that stops the process; its message is the one line the operator sees. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export type Parse<T> = (text: string, name: string) => T;
+
+export function integer(min: number, max: number): Parse<number> {
+  return (v, name) => {
+    const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+    if (!(n >= min && n <= max)) throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${v}")`);
+    return n;
+  };
+}
+
+export const boolean: Parse<boolean> = (v, name) => {
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new ConfigError(`${name} must be true or false (got "${v}")`);
+};
+
+export const duration: Parse<number> = (v, name) => {
+  const ms = parseDuration(v);
+  if (ms === undefined) throw new ConfigError(`${name} must look like 24h, 90m, 3600s, 7d or 2w (got "${v}")`);
+  return ms;
+};
+
+export function oneOf<const T extends string>(values: readonly T[]): Parse<T> {
+  return (v, name) => {
+    if ((values as readonly string[]).includes(v)) return v as T;
+    throw new ConfigError(`${name} must be one of ${values.join(', ')} (got "${v}")`);
+  };
+}
+
+export const text: Parse<string> = (v) => v;
+
+/** A PostgreSQL schema name for `?schema=`: a plain lower-case identifier, so it never needs quoting. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The URL as it may appear in an error line: never with its password, even one holding / or @. */
+const redactPassword = (url: string) => url.replace(/\/\/.*@/, '//***@');
+
+function databaseUrlProblem(url: string): string | undefined {
+  if (url === 'sqlite::memory:') return 'sqlite::memory: is not durable; give a file path';
+  if (/^sqlite:.+/.test(url)) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url)) return 'must be sqlite:<path> or postgres://user@host:port/database';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid postgres:// URL';
+  }
+  const schema = parsed.searchParams.get('schema');
+  if (schema !== null && !SCHEMA_NAME.test(schema)) {
+    return 'schema= must be a lower-case identifier (a-z, 0-9, _; at most 63 characters)';
+  }
+  return undefined;
+}
+
+export const databaseUrl: Parse<string> = (url, name) => {
+  const problem = databaseUrlProblem(url);
+  if (problem === undefined) return url;
+  throw new ConfigError(`${name} ${problem} (got "${redactPassword(url)}")`);
+};
+
+export const bootstrapToken: Parse<string> = (v, name) => {
+  if (v.length >= 20 && isWellFormedToken(v)) return v;
+  throw new ConfigError(`${name} must be 20 to 512 characters of A-Z a-z 0-9 - . _ ~ + / (optionally ending in =)`);
+};
+
+/** http(s) only; plain http only to this machine, where nobody can swap the keys on the way. */
+export const jwksUrl: Parse<string> = (v, name) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(v);
+  } catch {
+    url = undefined;
+  }
+  const local = url && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url && (url.protocol === 'https:' || (url.protocol === 'http:' && local))) return url.href;
+  throw new ConfigError(`${name} must be an https:// URL (http:// only for localhost) (got "${v}")`);
+};
+
+export const redisUrl: Parse<string> = (v, name) => {
+  if (/^rediss?:\/\/[^\s]+$/.test(v)) return v;
+  throw new ConfigError(
+    `${name} must be redis://[user:password@]host[:port][/db] or rediss://… (got "${v.replace(/\/\/[^@/]*@/, '//***@')}")`,
+  );
+};
+
+export const secretKey: Parse<Buffer> = (v, name) => {
+  const key = /^[A-Za-z0-9+/]+=*$/.test(v) ? Buffer.from(v, 'base64') : Buffer.alloc(0);
+  if (key.length === 32) return key;
+  throw new ConfigError(`${name} must be 32 bytes in base64 (openssl rand -base64 32)`);
+};

@@ -1,0 +1,63 @@
+// The failures a use-case can report. Each names what went wrong in words meant for the caller;
+// the HTTP edge alone decides which status and headers each one gets.
+
+/** Input that breaks a rule of the contract (a field out of range, ids that disagree). */
+export class InvalidInputError extends Error {
+  override name = 'InvalidInputError';
+}
+
+/** The thing asked for does not exist. */
+export class NotFoundError extends Error {
+  override name = 'NotFoundError';
+}
+
+/** The request contradicts what is stored (an id taken by a different plant). */
+export class ConflictError extends Error {
+  override name = 'ConflictError';
+}
+
+/**
+ * No credential, or one that is not (or no longer) valid. `presented`: a bearer token was given
+ * and refused, as opposed to none given at all.
+ */
+export class UnauthenticatedError extends Error {
+  override name = 'UnauthenticatedError';
+  constructor(
+    message: string,
+    readonly presented: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** A valid credential without the scope the operation needs. */
+export class ForbiddenError extends Error {
+  override name = 'ForbiddenError';
+  constructor(readonly scope: string) {
+    super(`this operation needs the scope ${scope}`);
+  }
+}
+
+/** Something the service depends on cannot serve now; a retry after `retryAfterSeconds` may succeed. */
+export class UnavailableError extends Error {
+  override name = 'UnavailableError';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The storage cannot be reached or cannot take the change now. */
+export class StoreUnavailableError extends UnavailableError {
+  override name = 'StoreUnavailableError';
+  constructor(cause: unknown, message = 'the store is unavailable; retry later') {
+    super(message, 1, { cause });
+  }
+}
+
+export function plantNotFound(id: bigint): NotFoundError {
+  return new NotFoundError(`plant ${id} does not exist`);
+}

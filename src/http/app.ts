@@ -1,0 +1,66 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Services } from '../services.js';
+import { validationError } from '../openapi/validation.js';
+import { clientErrorHandler, errorHandler } from './errors.js';
+import { metricsListenerPlugin } from './metrics-server.js';
+import { authPlugin } from './plugins/auth.js';
+import { contractPlugin } from './plugins/contract.js';
+import { registerJsonBody } from './plugins/json-body.js';
+import { lifecyclePlugin } from './plugins/lifecycle.js';
+import { registerOverloadGuard } from './plugins/overload.js';
+import { logRequest, requestLogPlugin } from './plugins/request-log.js';
+import { requestId } from './request-id.js';
+import { docsRoutes } from './routes/docs.js';
+import { operationsRoutes } from './routes/operations.js';
+import { plantRoutes } from './routes/plants.js';
+
+/**
+ * The HTTP service over the services: small named plugins (logging, life cycle, the bearer
+ * check, the contract), then the routes. Listening is the caller's business; `inject` works
+ * on what this returns, with the webhook dispatcher running once it is ready.
+ */
+export async function buildApp(services: Services): Promise<FastifyInstance> {
+  const { config, doc, metrics, store } = services;
+  const app = Fastify({
+    loggerInstance: services.log as FastifyBaseLogger,
+    // One line per request, written by the request-log plugin, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: requestId,
+    bodyLimit: config.bodyLimitBytes,
+    exposeHeadRoutes: false,
+    return503OnClosing: false,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    // Node only checks headersTimeout every connectionsCheckingInterval (30 s by default).
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    clientErrorHandler,
+    // Requests refused before routing (a malformed URL) skip the hooks: header and log line here.
+    frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id);
+      reply.raw.once('finish', () => logRequest(request, reply));
+      return errorHandler(err, request, reply);
+    },
+    schemaErrorFormatter: (errors, part) => validationError(errors, part),
+  });
+  app.setErrorHandler(errorHandler);
+  registerJsonBody(app, config.bodyLimitBytes);
+
+  await app.register(requestLogPlugin, { metrics });
+  await app.register(lifecyclePlugin, { dispatcher: services.dispatcher });
+  await app.register(contractPlugin, { doc });
+  // After routing (404/405 first), before every route's own credential check.
+  await registerOverloadGuard(app, config, store, metrics.overloaded);
+  await app.register(authPlugin, { config, verifiers: services.verifiers, metrics });
+
+  await app.register(metricsListenerPlugin, {
+    registry: metrics.registry,
+    port: config.metricsPort,
+    host: config.metricsHost ?? config.host,
+  });
+
+  await app.register(plantRoutes, { store });
+  await app.register(operationsRoutes, { store, doc, metrics });
+  await app.register(docsRoutes);
+  return app;
+}

@@ -1,0 +1,105 @@
+import fastJson from 'fast-json-stringify';
+import type { FastifyInstance, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import type { ApiDocument } from '../../openapi/document.js';
+import { parametersSchema, requestSchema } from '../../openapi/request-schema.js';
+import { createAjv } from '../../openapi/validation.js';
+import { HttpError } from '../http-error.js';
+import { requireJsonContentType } from './json-body.js';
+
+export interface OperationOptions {
+  /** Send this operation's bodies as they are instead of serialising them through the response schemas. */
+  rawResponse?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Registers the handler of one operation of the document. Method, path, the scope it needs,
+     * request validation and response serialisation all come from the document, so the route
+     * cannot drift from what is published.
+     */
+    operation(operationId: string, handler: RouteHandlerMethod, options?: OperationOptions): void;
+  }
+  interface FastifyContextConfig {
+    /** The operation's path template in the document (`/plants/{id}`): the route label of metrics. */
+    route?: string;
+  }
+}
+
+/** Each distinct schema compiled once: the {id} parameter and the Error body serve many operations. */
+function cached<T>(compile: (schema: unknown) => T): (route: { schema: unknown }) => T {
+  const cache = new Map<string, T>();
+  return ({ schema }) => {
+    const key = JSON.stringify(schema);
+    let compiled = cache.get(key);
+    if (!compiled) cache.set(key, (compiled = compile(schema)));
+    return compiled;
+  };
+}
+
+/**
+ * Answers requests that match no route from the document's paths: a known path with another
+ * method is 405 with `Allow`, anything else 404. It runs before authentication, so it reveals
+ * only what the published document already says.
+ */
+function routeNotFound(doc: ApiDocument) {
+  return async function (request: FastifyRequest): Promise<void> {
+    if (!request.is404) return;
+    const path = request.url.split('?')[0] ?? '';
+    const known = doc.paths.find((p) => p.pattern.test(path));
+    // Error messages are one line of at most 1024 characters (the Error schema); a path can be far longer.
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    if (!known) throw new HttpError(404, `no route for ${request.method} ${shown}`);
+    const allow = known.methods.join(', ');
+    throw new HttpError(405, `${request.method} is not allowed on ${known.path}; allowed: ${allow}`, { allow });
+  };
+}
+
+/**
+ * The OpenAPI document as the app's routing, validation and serialisation. Registered before
+ * the overload guard and the bearer check, so 404 and 405 answer first; `operation` is called
+ * by the routes, once the bearer check (`authenticate`) is there too.
+ */
+export const contractPlugin = fp<{ doc: ApiDocument }>(
+  async (app: FastifyInstance, { doc }) => {
+    const ajv = createAjv();
+    app.setValidatorCompiler(cached((schema) => ajv.compile(schema as object)));
+    app.setSerializerCompiler(cached((schema) => fastJson(schema as Parameters<typeof fastJson>[0])));
+    app.addHook('onRequest', routeNotFound(doc));
+
+    app.decorate(
+      'operation',
+      function (
+        this: FastifyInstance,
+        operationId: string,
+        handler: RouteHandlerMethod,
+        options: OperationOptions = {},
+      ) {
+        const op = doc.operations.get(operationId);
+        if (!op) throw new Error(`operation ${operationId} is not in the OpenAPI document`);
+        const responses = Object.fromEntries(
+          Object.entries(op.responses).filter((entry): entry is [string, Record<string, unknown>] => !!entry[1]),
+        );
+        const params = parametersSchema(op.parameters, 'path');
+        const querystring = parametersSchema(op.parameters, 'query');
+        const route: RouteOptions = {
+          method: op.method,
+          url: op.path.replace(/\{([^}]+)\}/g, ':$1'),
+          schema: {
+            ...(op.requestBody && { body: requestSchema(op.requestBody) }),
+            ...(params && { params }),
+            ...(querystring && { querystring }),
+            ...(!options.rawResponse && { response: responses }),
+          },
+          config: { route: op.path },
+          handler,
+        };
+        if (op.scopes) route.onRequest = this.authenticate(op.scopes[0]);
+        if (op.requestBody) route.preParsing = requireJsonContentType;
+        this.route(route);
+      },
+    );
+  },
+  { name: 'contract' },
+);

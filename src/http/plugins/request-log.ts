@@ -1,0 +1,38 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { StoreUnavailableError } from '../../domain/errors.js';
+import { redactUrl } from '../../log.js';
+import { NO_ROUTE, type Metrics } from '../../metrics/metrics.js';
+
+/** The one log line of a request, with its request id (pino's `reqId`), never a token. */
+export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  request.log.info(
+    {
+      method: request.method,
+      url: redactUrl(request.url),
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      ...(request.principal?.kind === 'token' && { tokenId: request.principal.id }),
+      ...(request.principal?.kind === 'jwt' && { sub: request.principal.id }),
+    },
+    'request',
+  );
+}
+
+/** Every response carries `x-request-id`; every finished request is one log line and one observation. */
+export const requestLogPlugin = fp<{ metrics: Metrics }>(
+  async (app, { metrics }) => {
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('x-request-id', request.id);
+    });
+    app.addHook('onResponse', async (request, reply) => {
+      logRequest(request, reply);
+      const route = request.routeOptions.config.route ?? NO_ROUTE;
+      metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    });
+    app.addHook('onError', async (_request, _reply, err) => {
+      if (err instanceof StoreUnavailableError) metrics.storeError();
+    });
+  },
+  { name: 'request-log' },
+);

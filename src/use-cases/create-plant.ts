@@ -1,0 +1,24 @@
+import { ConflictError } from '../domain/errors.js';
+import { plantRecord, toPlant, type Plant } from '../domain/plant.js';
+import type { Store } from '../store/store.js';
+
+/** The request body of creation, as validated against NewPlant: id is exact (number or bigint). */
+export interface NewPlantInput {
+  id: number | bigint;
+  name: string;
+  tag?: string;
+}
+
+/**
+ * Creates a plant. The store decides, atomically, between a new plant, an idempotent retry
+ * (same name and tag: answered like a creation, nothing changes) and a conflict. Properties
+ * the schema does not name were already dropped: never stored, never echoed.
+ */
+export async function createPlant(store: Store, input: NewPlantInput): Promise<Plant> {
+  const plant = plantRecord(BigInt(input.id), input.name, input.tag);
+  const outcome = await store.createPlant(plant);
+  if (outcome.kind === 'conflict') {
+    throw new ConflictError(`plant ${plant.id} already exists with a different name or tag`);
+  }
+  return toPlant(plant);
+}

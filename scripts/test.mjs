@@ -7,8 +7,9 @@
 // - Node 22 applies it to each test file as a whole (every file runs in a process of its own);
 //   the slowest file (test/cli/token-and-migrate.test.ts, both stores) takes 3 minutes on that
 //   machine: the limit is 10 minutes.
-// --test-force-exit ends a file's process once its tests are over, so a test that timed out with a
-// server or a socket still open cannot keep the run waiting.
+// scripts/test-exit-guard.mjs ends a file's process that is still running 30 s after its last test
+// (a test that timed out may leave a server or a socket open), so that it cannot keep the run
+// waiting either.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 
@@ -20,7 +21,16 @@ const files = readdirSync('test', { recursive: true })
 
 const run = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', `--test-timeout=${timeoutMs}`, ...files],
+  [
+    '--import',
+    'tsx',
+    '--import',
+    new URL('./test-exit-guard.mjs', import.meta.url).href,
+    '--test',
+    '--test-concurrency=2',
+    `--test-timeout=${timeoutMs}`,
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(run.status ?? 1);

@@ -72,7 +72,7 @@ describe('the API reference at GET /docs, in Chromium', { skip }, () => {
   it('shows Authorize and the first operations in the first screen, the guide after the operations', async () => {
     const first = page.locator('.opblock-tag-section .opblock').first();
     await first.waitFor();
-    assert.equal(await page.evaluate(() => window.scrollY), 0);
+    assert.equal(await page.evaluate('window.scrollY'), 0);
     const viewport = page.viewportSize()!;
     for (const [what, locator] of [
       ['Authorize', page.locator('.scheme-container button.authorize')],

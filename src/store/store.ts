@@ -27,8 +27,10 @@ export interface WebhookStore {
 export interface Store extends WebhookStore {
   /** Applies pending schema migrations; resolves to the number applied. */
   migrate(): Promise<number>;
-  /** Rejects when the storage cannot be reached. */
+  /** Rejects when the storage cannot be reached, or cannot take writes (a full disk, a read-only standby). */
   ping(): Promise<void>;
+  /** A line about the state the store was opened in, for the operator, when something is off. */
+  readonly notice?: string | undefined;
   /**
    * Creates, replaces, patches or deletes one plant under the write path's rules (write-path.ts),
    * atomically with its outbox event. Writes that arrive together may share a transaction and

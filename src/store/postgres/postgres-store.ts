@@ -125,8 +125,10 @@ export class PostgresStore implements Store {
     return this.withClient((client) => runMigrations(client, this.schema));
   }
 
+  /** Reachable, and not a read-only standby (a failover left this instance pointing at one). */
   async ping(): Promise<void> {
-    await this.run({ text: 'SELECT 1' });
+    const [row] = await this.run<{ standby: boolean }>({ text: 'SELECT pg_is_in_recovery() AS standby' });
+    if (row?.standby) throw new StoreUnavailableError(undefined, 'the database is a read-only standby; writes fail');
   }
 
   writePlant(write: PlantWrite): Promise<WriteOutcome> {

@@ -33,20 +33,59 @@ export function prepareFile(path: string, options: OpenOptions): void {
  * before it acknowledges a write (see writer.ts). NORMAL still syncs the WAL before a
  * checkpoint and the database after it, so checkpoints never lose what was synced.
  */
-export function openConnection(path: string, options: { readonly?: boolean } = {}): Database.Database {
-  let db: Database.Database;
+function openConnection(path: string, exclusive: boolean): Database.Database {
+  const db = new Database(path, { fileMustExist: true });
   try {
-    db = new Database(path, { fileMustExist: true, readonly: options.readonly ?? false });
+    // Exclusive: the WAL index lives in this process's memory instead of the -shm file.
+    if (exclusive) db.pragma('locking_mode = EXCLUSIVE');
     // Already WAL after the first start: then this writes nothing (a full disk must not stop a start).
-    if (db.pragma('journal_mode', { simple: true }) !== 'wal' && !options.readonly) db.pragma('journal_mode = WAL');
+    if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+    // The first read maps the WAL index: where a full disk shows, when -shm must grow.
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    // ids are int64: read every integer as bigint so none passes through a float.
+    db.defaultSafeIntegers(true);
+    return db;
   } catch (err) {
-    throw new StoreUnavailableError(err);
+    db.close();
+    throw err;
   }
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  // ids are int64: read every integer as bigint so none passes through a float.
-  db.defaultSafeIntegers(true);
-  return db;
+}
+
+/** The disk is full (or out of room for the -shm file): errors that EXCLUSIVE mode gets around. */
+const NO_ROOM = /^SQLITE_(FULL|IOERR_SHMSIZE|IOERR_SHMOPEN|IOERR_SHMMAP|IOERR_WRITE)/;
+
+export interface Connections {
+  write: Database.Database;
+  /** Its own connection, so a read never sees a transaction under way; the write one when exclusive. */
+  read: Database.Database;
+  /**
+   * The disk was full at open: the -shm file could not grow, so the store is open with EXCLUSIVE
+   * locking (no -shm), for this process alone, until it restarts with room on the disk.
+   */
+  exclusive: boolean;
+}
+
+/** Opens the writer's and the readers' connections; on a full disk, one exclusive connection for both. */
+export function openConnections(path: string): Connections {
+  try {
+    const write = openConnection(path, false);
+    try {
+      return { write, read: openConnection(path, false), exclusive: false };
+    } catch (err) {
+      write.close();
+      throw err;
+    }
+  } catch (err) {
+    if (!NO_ROOM.test(String((err as { code?: unknown }).code))) throw new StoreUnavailableError(err);
+    try {
+      const db = openConnection(path, true);
+      return { write: db, read: db, exclusive: true };
+    } catch (again) {
+      throw new StoreUnavailableError(again);
+    }
+  }
 }
 
 export interface PlantRow {

@@ -1,16 +1,22 @@
+import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
 import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
 import type { Store } from '../store.js';
 import { applyWrites } from '../write-path.js';
-import { openConnection, prepareFile, type OpenOptions } from './connection.js';
+import { openConnections, prepareFile, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
 import { sqliteReads } from './reads.js';
 import { WalSync } from './wal-sync.js';
 import { sqliteError, SqliteWriter } from './writer.js';
 import { sqliteWrites } from './writes.js';
+
+/** Below this much room on its disk the store says it cannot take writes (readiness, metrics). */
+const MIN_FREE_BYTES = 1024 * 1024;
 
 /**
  * The embedded store: one SQLite file in WAL mode. Reads run on a connection of their own; every
@@ -20,6 +26,7 @@ import { sqliteWrites } from './writes.js';
 export class SqliteStore implements Store {
   private readonly writeDb: Database.Database;
   private readonly readDb: Database.Database;
+  readonly notice: string | undefined;
   private ready:
     | {
         writer: SqliteWriter;
@@ -34,8 +41,14 @@ export class SqliteStore implements Store {
     options: OpenOptions = { createDirectory: false },
   ) {
     prepareFile(path, options);
-    this.writeDb = openConnection(path);
-    this.readDb = openConnection(path);
+    const connections = openConnections(path);
+    this.writeDb = connections.write;
+    this.readDb = connections.read;
+    if (connections.exclusive) {
+      this.notice =
+        'the disk was full when the store was opened: it is open for this process alone (commands cannot open it ' +
+        'meanwhile) and writes fail until there is room; restart once there is';
+    }
   }
 
   /** Statements need the tables: they are prepared once the schema is current. */
@@ -77,8 +90,17 @@ export class SqliteStore implements Store {
     return this.ready?.writer.pending ?? 0;
   }
 
+  /** Reachable, and with room on its disk for writes. */
   async ping(): Promise<void> {
-    await this.read(() => this.readDb.prepare('SELECT 1').get());
+    await this.read((r) => r.countTokens());
+    const { bavail, bsize } = await statfs(dirname(this.path));
+    const free = bavail * bsize;
+    if (free < MIN_FREE_BYTES) {
+      throw new StoreUnavailableError(
+        undefined,
+        `the disk is full (${free} bytes free); writes fail until there is room`,
+      );
+    }
   }
 
   async writePlant(write: PlantWrite): Promise<WriteOutcome> {

@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { closeSync, constants, fdatasync, openSync } from 'node:fs';
 
 /**
  * Makes commits durable: an `fdatasync` of the store's write-ahead log, on libuv's thread pool,
@@ -17,7 +17,8 @@ export class WalSync {
   syncs = 0;
 
   constructor(walPath: string) {
-    this.fd = openSync(walPath, 'r');
+    // Created owner-only when SQLite has not created it yet (its first write will use it).
+    this.fd = openSync(walPath, constants.O_RDONLY | constants.O_CREAT, 0o600);
   }
 
   /** A commit returned: its number, to wait on. */

@@ -17,7 +17,12 @@ const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:
 const run = promisify(execFile);
 
 /** pgbench: `clients` clients, each transaction one INSERT of a plant-sized row with a random id. */
-async function pgbench(dir: string, schema: string, clients: number, seconds: number): Promise<{ tps: number; ms: number }> {
+async function pgbench(
+  dir: string,
+  schema: string,
+  clients: number,
+  seconds: number,
+): Promise<{ tps: number; ms: number }> {
   const script = join(dir, 'pgbench-insert.sql');
   writeFileSync(
     script,
@@ -33,7 +38,9 @@ async function pgbench(dir: string, schema: string, clients: number, seconds: nu
 }
 
 export async function postgresWrites(b: WriteBench): Promise<void> {
-  console.log(`\n## Writes on PostgreSQL, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, against pgbench\n`);
+  console.log(
+    `\n## Writes on PostgreSQL, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, against pgbench\n`,
+  );
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 3000 });
   try {
@@ -57,7 +64,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     const spec = (method: 'POST' | 'PUT' | 'DELETE', seconds = b.seconds, connections = b.connections) => ({
       method,
       // A DELETE has no body: it says no Content-Type either.
-    headers: method === 'DELETE' ? { authorization: b.headers.authorization! } : b.headers,
+      headers: method === 'DELETE' ? { authorization: b.headers.authorization! } : b.headers,
       next: loads[method],
       seconds,
       connections,

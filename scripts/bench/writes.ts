@@ -47,7 +47,9 @@ export const row = (label: string, r: LoadResult) => [
 ];
 
 export async function sqliteWrites(b: WriteBench): Promise<void> {
-  console.log(`\n## Writes on SQLite, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, A/B interleaved\n`);
+  console.log(
+    `\n## Writes on SQLite, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, A/B interleaved\n`,
+  );
   const path = join(b.dir, 'writes.db');
   await seedStore(path, SEEDED, b.token);
   const service = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: b.token });

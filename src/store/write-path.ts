@@ -10,12 +10,19 @@ import {
   type RowChange,
   type WriteOutcome,
 } from '../domain/plant-write.js';
-import { newEvent, type NewEvent } from '../domain/webhook.js';
+import { newEvent, type EventType, type NewEvent } from '../domain/webhook.js';
+
+/** What a write touches: the plants stored under its ids, and the events someone subscribes to. */
+export interface Current {
+  plants: Map<bigint, PlantRecord>;
+  /** Event types an enabled webhook endpoint wants: a change of another type writes no outbox row. */
+  subscribed: ReadonlySet<EventType>;
+}
 
 /** What a store offers the write path inside one of its transactions. */
 export interface PlantTx {
   /** The plants stored under these (distinct) ids now, locked until the transaction ends. */
-  read(ids: bigint[]): Promise<Map<bigint, PlantRecord>>;
+  read(ids: bigint[]): Promise<Current>;
   /** Inserts these plants where their id is free; resolves to the ids it inserted. */
   insert(plants: PlantRecord[]): Promise<Set<bigint>>;
   update(plants: PlantRecord[]): Promise<void>;
@@ -52,7 +59,7 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
       if (attempt > MAX_ATTEMPTS)
         throw new Error('plants were created and deleted again and again while being written');
       const current = await tx.read(pending.map((i) => writeId(writes[i]!)));
-      const decided = pending.map((i) => ({ i, ...decideWrite(writes[i]!, current.get(writeId(writes[i]!))) }));
+      const decided = pending.map((i) => ({ i, ...decideWrite(writes[i]!, current.plants.get(writeId(writes[i]!))) }));
       const inserts = decided.filter((d) => d.change?.kind === 'insert');
       const inserted = inserts.length ? await tx.insert(inserts.map((d) => d.change!.plant)) : new Set<bigint>();
       // An insert that found its id taken lost a race with another writer: decided again next time.
@@ -62,7 +69,8 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
       const of = (kind: RowChange['kind']) => changes.filter((c) => c.kind === kind).map((c) => c.plant);
       if (of('update').length) await tx.update(of('update'));
       if (of('delete').length) await tx.delete(of('delete').map((p) => p.id));
-      if (changes.length) await tx.emit(changes.map((c) => newEvent(eventOf(c), c.plant, now)));
+      const announced = changes.filter((c) => current.subscribed.has(eventOf(c)));
+      if (announced.length) await tx.emit(announced.map((c) => newEvent(eventOf(c), c.plant, now)));
       for (const d of done) outcomes[d.i] = d.outcome;
       pending = pending.filter((i) => lost.has(i));
     }

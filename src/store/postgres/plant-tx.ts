@@ -1,13 +1,17 @@
 import type { PlantRecord } from '../../domain/plant.js';
+import type { EventType } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
 import { plantFromRow, type PlantRow, type Run } from './rows.js';
 import { emitEvents } from './webhooks.js';
 
 /** Statements of the write path, named: parsed once per connection, then only bound and run. */
 const SQL = {
+  // One round trip: the plants, locked, and the event types enabled endpoints want.
   lock: {
     name: 'plants-lock',
-    text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE',
+    text: `WITH locked AS (SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE)
+           SELECT id::text AS id, name, tag, NULL::text[] AS events FROM locked
+           UNION ALL SELECT NULL, NULL, NULL, events FROM webhook_endpoints WHERE enabled`,
   },
   insert: {
     name: 'plants-insert',
@@ -37,11 +41,20 @@ const columns = (plants: PlantRecord[]) => [
 export function postgresPlantTx(run: Run): PlantTx {
   return {
     async read(ids) {
-      const rows = await run<PlantRow>({ ...SQL.lock, values: [ids.map(String)] });
-      return new Map(rows.map((r) => [BigInt(r.id), plantFromRow(r)]));
+      const rows = await run<PlantRow & { events: EventType[] | null }>({ ...SQL.lock, values: [ids.map(String)] });
+      const plants = new Map<bigint, PlantRecord>();
+      const subscribed = new Set<EventType>();
+      for (const r of rows) {
+        if (r.events) for (const e of r.events) subscribed.add(e);
+        else plants.set(BigInt(r.id), plantFromRow(r));
+      }
+      return { plants, subscribed };
     },
     async insert(plants) {
-      const rows = await run<{ id: string }>({ ...SQL.insert, values: columns(plants) });
+      // In id order, so two instances inserting overlapping ids wait for each other in one
+      // order and cannot deadlock.
+      const sorted = [...plants].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const rows = await run<{ id: string }>({ ...SQL.insert, values: columns(sorted) });
       return new Set(rows.map((r) => BigInt(r.id)));
     },
     async update(plants) {

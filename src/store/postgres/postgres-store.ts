@@ -20,6 +20,12 @@ import { PostgresWebhooks } from './webhooks.js';
  */
 const WRITE_CONNECTIONS = 2;
 
+/** A deadlock or a serialization failure: the transaction may simply be run again. */
+function conflicted(err: unknown): boolean {
+  const code = ((err instanceof StoreUnavailableError ? err.cause : err) as { code?: unknown } | undefined)?.code;
+  return code === '40P01' || code === '40001';
+}
+
 interface Queryable {
   query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
 }
@@ -111,7 +117,10 @@ export class PostgresStore implements Store {
    */
   private async writeBatch(batch: PlantWrite[]): Promise<PromiseSettledResult<WriteOutcome>[]> {
     try {
-      const outcomes = await this.commitWrites(batch);
+      const outcomes = await this.commitWrites(batch).catch((err: unknown) =>
+        // Another instance's batch locked the same plants in another order: once more.
+        conflicted(err) ? this.commitWrites(batch) : Promise.reject(err),
+      );
       return outcomes.map((value) => ({ status: 'fulfilled', value }));
     } catch (err) {
       if (err instanceof StoreUnavailableError || isUnavailable(err)) throw err;

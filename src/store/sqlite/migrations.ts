@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { newerSchema } from '../schema-version.js';
 
 /**
  * Versioned schema changes, applied in order; `PRAGMA user_version` records how many ran.
@@ -63,7 +64,8 @@ export const sqliteMigrations: string[] = [
  */
 export function migrate(db: Database.Database): number {
   const version = () => Number(db.pragma('user_version', { simple: true }));
-  if (version() >= sqliteMigrations.length) return 0;
+  if (version() > sqliteMigrations.length) throw newerSchema(version(), sqliteMigrations.length);
+  if (version() === sqliteMigrations.length) return 0;
   // Two processes starting together: IMMEDIATE takes the write lock first, and the one that waited
   // finds the schema current. The migration's commit is synced at once (FULL), not by the writer.
   db.pragma('busy_timeout = 5000');

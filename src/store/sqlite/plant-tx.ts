@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { PlantRecord } from '../../domain/plant.js';
-import type { NewEvent } from '../../domain/webhook.js';
+import type { EventType, NewEvent } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
 import { plantFromRow, type PlantRow } from './connection.js';
 
@@ -11,6 +11,7 @@ import { plantFromRow, type PlantRow } from './connection.js';
 export function sqlitePlantTx(db: Database.Database, emit: (event: NewEvent) => void): PlantTx {
   const s = {
     get: db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?'),
+    subscribed: db.prepare<[], { events: string }>('SELECT events FROM webhook_endpoints WHERE enabled = 1'),
     insert: db.prepare<[bigint, string, string | null]>(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
     ),
@@ -19,12 +20,13 @@ export function sqlitePlantTx(db: Database.Database, emit: (event: NewEvent) => 
   };
   return {
     async read(ids) {
-      const found = new Map<bigint, PlantRecord>();
+      const plants = new Map<bigint, PlantRecord>();
       for (const id of ids) {
         const row = s.get.get(id);
-        if (row) found.set(id, plantFromRow(row));
+        if (row) plants.set(id, plantFromRow(row));
       }
-      return found;
+      const subscribed = new Set(s.subscribed.all().flatMap((e) => e.events.split(' ') as EventType[]));
+      return { plants, subscribed };
     },
     async insert(plants) {
       const inserted = new Set<bigint>();

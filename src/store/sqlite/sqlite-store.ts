@@ -93,6 +93,7 @@ export class SqliteStore implements Store {
   /** Reachable, and with room on its disk for writes. */
   async ping(): Promise<void> {
     await this.read((r) => r.countTokens());
+    if (this.ready?.sync.failure) throw this.ready.sync.failure;
     const { bavail, bsize } = await statfs(dirname(this.path));
     const free = bavail * bsize;
     if (free < MIN_FREE_BYTES) {

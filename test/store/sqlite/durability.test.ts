@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { postPlant } from '../../support/http.js';
+import { postPlant, send } from '../../support/http.js';
 import { startServer, type ServerProcess } from '../../support/server.js';
 
 const STRACE = ['/usr/bin/strace', '/bin/strace'].find((p) => existsSync(p));
@@ -57,6 +57,21 @@ function parse(log: string): Call[] {
   return calls;
 }
 
+/** The server under strace: the first process of its log (strace itself only detaches on a signal). */
+function tracee(traceFile: string): number {
+  return Number(/^(\d+) /.exec(readFileSync(traceFile, 'utf8'))![1]);
+}
+
+/** Kills the server, then strace with it; a server left behind would hold the test's pipes open. */
+async function stopTraced(server: ServerProcess | undefined, traceFile: string): Promise<void> {
+  try {
+    process.kill(tracee(traceFile), 'SIGKILL');
+  } catch {
+    // already gone
+  }
+  await server?.dispose();
+}
+
 describe('durability: the fsync comes before the 2xx', { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'plant-store-strace-'));
   const traceFile = join(dir, 'trace.log');
@@ -79,7 +94,7 @@ describe('durability: the fsync comes before the 2xx', { skip }, () => {
     });
   });
   after(async () => {
-    await server?.dispose();
+    await stopTraced(server, traceFile);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -96,7 +111,7 @@ describe('durability: the fsync comes before the 2xx', { skip }, () => {
     // SIGTERM to the server itself (the first process of the log), not to strace, which would
     // only detach; strace ends when it does.
     const log = () => readFileSync(traceFile, 'utf8');
-    process.kill(Number(/^(\d+) /.exec(log())![1]), 'SIGTERM');
+    process.kill(tracee(traceFile), 'SIGTERM');
     await server.stop();
 
     const calls = parse(log());
@@ -130,5 +145,49 @@ describe('durability: the fsync comes before the 2xx', { skip }, () => {
     }
     // 51 writes, far fewer syncs: concurrent writes share them (group commit).
     assert.ok(sharedSyncs.size < names.length, `${sharedSyncs.size} syncs for ${names.length} writes`);
+  });
+});
+
+describe('durability: a failed fdatasync is never acknowledged', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-eio-'));
+  const traceFile = join(dir, 'trace.log');
+  let server: ServerProcess;
+
+  before(async () => {
+    // strace makes the third fdatasync fail with EIO, as a failing disk would; the next ones
+    // succeed, and must not be trusted: the pages that failed may be gone.
+    server = await startServer({
+      dataDir: dir,
+      wrapper: [
+        STRACE!,
+        '-f',
+        '-qq',
+        '-o',
+        traceFile,
+        '-e',
+        'trace=fdatasync',
+        '-e',
+        'inject=fdatasync:error=EIO:when=3',
+      ],
+    });
+  });
+  after(async () => {
+    await stopTraced(server, traceFile);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 503 to the write whose sync failed and to every write after it, and /readyz says why', async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 5; i++)
+      statuses.push((await postPlant(server.url, server.token, `{"id":${i},"name":"p${i}"}`)).status);
+    const firstFailure = statuses.indexOf(503);
+    assert.ok(firstFailure >= 0, `no write failed: ${statuses.join(' ')}`);
+    assert.ok(
+      statuses.slice(firstFailure).every((s) => s === 503),
+      statuses.join(' '),
+    );
+    const ready = await send(server.url, { path: '/readyz' });
+    assert.equal(ready.status, 503);
+    assert.match(ready.text, /failed to sync the store \(EIO\)/);
   });
 });

@@ -12,7 +12,7 @@ export interface LoadResult {
 }
 
 export interface LoadSpec {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   headers?: Record<string, string>;
   /** Called for every request: its path and body. */
   next: () => { path: string; body?: string };

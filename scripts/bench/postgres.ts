@@ -1,24 +1,45 @@
+// The write benchmark on PostgreSQL: POST /plants against pgbench's one-row INSERT transactions at
+// the same number of clients on the same database server, and PUT and DELETE against POST, in the
+// same rounds (A/B interleaved); then two instances on one database. Skipped, saying why, when
+// PostgreSQL cannot be reached.
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { load, type LoadResult } from './load.js';
 import { startService, type Running } from './processes.js';
-import { table } from './report.js';
+import { fmt, median, table } from './report.js';
+import { row, writeLoads, type WriteBench } from './writes.js';
 
 const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const run = promisify(execFile);
 
-/**
- * The write benchmark on PostgreSQL, one instance and then two on one database, as a report:
- * compared with nothing. Skipped, saying why, when PostgreSQL cannot be reached.
- */
-export async function postgresWrites(opts: {
-  token: string;
-  seconds: number;
-  connections: number;
-  headers: Record<string, string>;
-  next: () => { path: string; body: string };
-}): Promise<void> {
+/** pgbench: `clients` clients, each transaction one INSERT of a plant-sized row with a random id. */
+async function pgbench(
+  dir: string,
+  schema: string,
+  clients: number,
+  seconds: number,
+): Promise<{ tps: number; ms: number }> {
+  const script = join(dir, 'pgbench-insert.sql');
+  writeFileSync(
+    script,
+    `\\set id random(1, 9000000000000000000)\nINSERT INTO ${schema}.t (id, name, tag) VALUES (:id, 'Monstera', 'tropical') ON CONFLICT DO NOTHING;\n`,
+  );
+  const url = new URL(SERVER);
+  const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script];
+  args.push('-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'));
+  const { stdout } = await run('pgbench', [...args, url.pathname.slice(1)], { timeout: (seconds + 30) * 1000 });
+  const tps = Number(/tps = ([\d.]+)/.exec(stdout)?.[1]);
+  const ms = Number(/latency average = ([\d.]+) ms/.exec(stdout)?.[1]);
+  return { tps, ms };
+}
+
+export async function postgresWrites(b: WriteBench): Promise<void> {
   console.log(
-    `\n## POST /plants on PostgreSQL, ${opts.connections} connections in all, ${opts.seconds} s (report only)\n`,
+    `\n## Writes on PostgreSQL, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, against pgbench\n`,
   );
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 3000 });
@@ -28,35 +49,69 @@ export async function postgresWrites(opts: {
     console.log(`skipped: PostgreSQL at ${SERVER} is unreachable (${(err as Error).message})`);
     return;
   }
-  const env = { DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: opts.token };
-  const rows: (string | number)[][] = [];
+  const env = { DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: b.token };
   const instances: Running[] = [];
   try {
     instances.push(await startService(env));
-    const spec = { method: 'POST' as const, headers: opts.headers, next: opts.next, seconds: opts.seconds };
-    await load(instances[0]!, { ...spec, seconds: 1, connections: opts.connections });
-    rows.push(row('1 instance', [await load(instances[0]!, { ...spec, connections: opts.connections })]));
+    const service = instances[0]!;
+    await admin.query(`CREATE TABLE ${schema}.t (id bigint PRIMARY KEY, name text NOT NULL, tag text)`);
+    // The plants PUT and DELETE work on, as writes.ts numbers them.
+    await admin.query(
+      `INSERT INTO ${schema}.plants (id, name, tag) SELECT g::bigint * 7919, 'plant ' || g, 'seeded' FROM generate_series(0, 299999) g`,
+    );
+    await admin.query(`VACUUM ANALYZE ${schema}.plants`);
+    const loads = writeLoads();
+    const spec = (method: 'POST' | 'PUT' | 'DELETE', seconds = b.seconds, connections = b.connections) => ({
+      method,
+      // A DELETE has no body: it says no Content-Type either.
+      headers: method === 'DELETE' ? { authorization: b.headers.authorization! } : b.headers,
+      next: loads[method],
+      seconds,
+      connections,
+    });
+    await load(service, spec('POST', 1));
+    await pgbench(b.dir, schema, b.connections, 1);
+    const rows: (string | number)[][] = [];
+    const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
+    const posts: LoadResult[] = [];
+    for (let round = 1; round <= b.rounds; round++) {
+      const post = await load(service, spec('POST'));
+      const ref = await pgbench(b.dir, schema, b.connections, b.seconds);
+      const put = await load(service, spec('PUT'));
+      const del = await load(service, spec('DELETE'));
+      posts.push(post);
+      ratio.POST.push(post.rps / ref.tps);
+      ratio.PUT.push(put.rps / post.rps);
+      ratio.DELETE.push(del.rps / post.rps);
+      rows.push(
+        row(`${round} POST plant-store`, post),
+        [`${round} pgbench INSERT`, ref.tps, '-', '-', '-', '-', '-', `avg ${fmt(ref.ms)} ms`],
+        row(`${round} PUT plant-store`, put),
+        row(`${round} DELETE plant-store`, del),
+      );
+    }
     instances.push(await startService(env));
-    const half = Math.ceil(opts.connections / 2);
-    const both = await Promise.all(instances.map((i) => load(i, { ...spec, connections: half })));
-    rows.push(row('2 instances', both));
-    table(['servers', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB (each)'], rows);
+    const half = Math.ceil(b.connections / 2);
+    const both = await Promise.all(instances.map((i) => load(i, spec('POST', b.seconds, half))));
+    rows.push([
+      '2 instances POST',
+      both.reduce((s, r) => s + r.rps, 0),
+      Math.max(...both.map((r) => r.p50)),
+      Math.max(...both.map((r) => r.p99)),
+      both.reduce((s, r) => s + r.errors, 0),
+      both.reduce((s, r) => s + r.non2xx, 0),
+      Math.max(...both.map((r) => r.peakRssMb)),
+      '-',
+    ]);
+    table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'], rows);
+    console.log(
+      `\nPOST / pgbench (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 1.0)` +
+        `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 20)` +
+        `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target >= 0.77)`,
+    );
   } finally {
     await Promise.all(instances.map((i) => i.stop()));
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
   }
-}
-
-/** Two load generators at once: requests add up, latency is the worse of the two. */
-function row(label: string, results: LoadResult[]): (string | number)[] {
-  return [
-    label,
-    results.reduce((s, r) => s + r.rps, 0),
-    Math.max(...results.map((r) => r.p50)),
-    Math.max(...results.map((r) => r.p99)),
-    results.reduce((s, r) => s + r.errors, 0),
-    results.reduce((s, r) => s + r.non2xx, 0),
-    results.map((r) => Math.round(r.peakRssMb)).join(' / '),
-  ];
 }

@@ -5,10 +5,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { load, type LoadResult } from './load.js';
-import { startBaseline, startService, type Running } from './processes.js';
+import { startService, type Running } from './processes.js';
 import { fmt, median, table } from './report.js';
 import { postgresWrites } from './postgres.js';
 import { seedStore, seededId } from './seed.js';
+import { sqliteWrites } from './writes.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -18,47 +19,6 @@ const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'writes,reads,startup,po
 const token = `pst_${randomBytes(32).toString('base64url')}`;
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
 const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-
-let nextId = 1;
-const createBody = () => ({ path: '/plants', body: `{"id":${nextId++},"name":"Monstera","tag":"tropical"}` });
-
-async function writes(): Promise<void> {
-  console.log(`\n## POST /plants, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s, A/B interleaved\n`);
-  const service = await startService({ DATABASE_URL: `sqlite:${join(dir, 'writes.db')}`, PLANT_STORE_TOKEN: token });
-  const baseline = await startBaseline();
-  const spec = { method: 'POST' as const, headers: auth, next: createBody, seconds: SECONDS, connections: CONNECTIONS };
-  await load(service, { ...spec, seconds: 1 }); // warm-up: JIT, first pages of the store
-  await load(baseline, { ...spec, seconds: 1 });
-  const rows: (string | number)[][] = [];
-  const ratios: number[] = [];
-  const mine: LoadResult[] = [];
-  for (let round = 1; round <= ROUNDS; round++) {
-    const a = await load(service, spec);
-    const b = await load(baseline, spec);
-    mine.push(a);
-    ratios.push(a.rps / b.rps);
-    rows.push(row(`${round} plant-store`, a), row(`${round} baseline`, b));
-  }
-  table(['round / server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'], rows);
-  console.log(
-    `\nratio to baseline (median of rounds): ${fmt(median(ratios))}x  (target >= 0.6)` +
-      `\nplant-store p99 (median of rounds): ${fmt(median(mine.map((r) => r.p99)))} ms  (target <= 10)` +
-      `\npeak RSS: ${fmt(Math.max(...mine.map((r) => r.peakRssMb)))} MB  (target < 150)`,
-  );
-  await service.stop();
-  await baseline.stop();
-}
-
-const row = (label: string, r: LoadResult) => [
-  label,
-  r.rps,
-  r.p50,
-  r.p99,
-  r.errors,
-  r.non2xx,
-  r.peakRssMb,
-  r.loopP99 ?? '-',
-];
 
 async function reads(): Promise<void> {
   console.log(`\n## Reads on a store of 1,000 and of ${BIG.toLocaleString('en')} plants, ${SECONDS} s each\n`);
@@ -120,13 +80,12 @@ async function startup(): Promise<void> {
 console.log(
   `# Plant Store benchmark — ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fmt(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
 );
+const bench = { dir, token, rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, headers: auth };
 try {
-  if (SECTIONS.has('writes')) await writes();
+  if (SECTIONS.has('writes')) await sqliteWrites(bench);
   if (SECTIONS.has('reads')) await reads();
   if (SECTIONS.has('startup')) await startup();
-  if (SECTIONS.has('postgres')) {
-    await postgresWrites({ token, seconds: SECONDS, connections: CONNECTIONS, headers: auth, next: createBody });
-  }
+  if (SECTIONS.has('postgres')) await postgresWrites(bench);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

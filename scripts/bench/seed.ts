@@ -14,8 +14,11 @@ export async function seedStore(path: string, plants: number, token: string): Pr
   const batch = 10_000;
   for (let start = 0; start < plants; start += batch) {
     const n = Math.min(batch, plants - start);
-    await store.createPlants(
-      Array.from({ length: n }, (_, k) => ({ id: seededId(start + k), name: `plant ${start + k}`, tag: 'seeded' })),
+    await store.writePlants(
+      Array.from({ length: n }, (_, k) => ({
+        kind: 'create' as const,
+        plant: { id: seededId(start + k), name: `plant ${start + k}`, tag: 'seeded' },
+      })),
     );
   }
   await createToken(store, { name: 'bench', value: token });

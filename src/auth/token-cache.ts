@@ -11,13 +11,22 @@ export type FindToken = (hash: string) => Promise<TokenRecord | undefined>;
  */
 export function cachedTokenLookup(store: Store, ttlMs = 500, maxEntries = 10_000): FindToken {
   const cache = new Map<string, { record: TokenRecord | undefined; until: number }>();
+  // Look-ups under way: when an entry expires under load, the requests that find it expired
+  // share one look-up instead of each making its own.
+  const inFlight = new Map<string, Promise<TokenRecord | undefined>>();
   return async (hash) => {
     const now = Date.now();
     const hit = cache.get(hash);
     if (hit && hit.until > now) return hit.record;
-    const record = await store.findTokenByHash(hash);
-    if (cache.size >= maxEntries) cache.clear();
-    cache.set(hash, { record, until: now + ttlMs });
-    return record;
+    let lookup = inFlight.get(hash);
+    if (!lookup) {
+      lookup = store.findTokenByHash(hash).finally(() => inFlight.delete(hash));
+      inFlight.set(hash, lookup);
+      const record = await lookup;
+      if (cache.size >= maxEntries) cache.clear();
+      cache.set(hash, { record, until: now + ttlMs });
+      return record;
+    }
+    return lookup;
   };
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Flags, type SettingKey } from '../config/config.js';
 import { flagHelp } from '../config/docs.js';
@@ -12,6 +13,11 @@ import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
 
 const program = new Command('plant-store').description('The Plant Store service and its administration commands.');
+// The installed package's version, read when the command runs (dist/cli/ is two levels down).
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+program.version(version, '-V, --version', 'print the version and exit');
 
 // Every setting with a flag in the settings table becomes an option of `serve`; its value wins
 // over the variable.

@@ -275,6 +275,7 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
+         * Plant
          * @description A plant. Properties not named here are accepted and ignored.
          * @example {
          *       "name": "Monstera",
@@ -294,6 +295,7 @@ export interface components {
             tag?: string;
         };
         /**
+         * Plant with its id
          * @description A plant with its id; the request body of creation, and a stored plant as it is read back.
          * @example {
          *       "id": 1,
@@ -311,6 +313,7 @@ export interface components {
             id: number | bigint;
         } & components["schemas"]["Plant"];
         /**
+         * Plant replacement
          * @description The body of a replacement; a Plant whose optional id must equal the path's.
          * @example {
          *       "name": "Swiss cheese plant",
@@ -326,6 +329,7 @@ export interface components {
             id?: number | bigint;
         };
         /**
+         * Error
          * @description The body of every response that is not 2xx.
          * @example {
          *       "error": 400,
@@ -346,6 +350,7 @@ export interface components {
             message: string;
         };
         /**
+         * Health check
          * @description The answer of a health check.
          * @example {
          *       "status": "ok"

@@ -16,6 +16,11 @@ export class ConflictError extends Error {
   override name = 'ConflictError';
 }
 
+/** A conditional change whose condition does not hold: the plant changed since the caller read it. */
+export class PreconditionFailedError extends Error {
+  override name = 'PreconditionFailedError';
+}
+
 /**
  * No credential, or one that is not (or no longer) valid. `presented`: a bearer token was given
  * and refused, as opposed to none given at all.

@@ -11,8 +11,6 @@ export interface Plant {
   tag?: string;
 }
 
-export type CreateOutcome = { kind: 'created' } | { kind: 'identical' } | { kind: 'conflict'; existing: PlantRecord };
-
 export function plantRecord(id: bigint, name: string, tag: string | undefined): PlantRecord {
   return tag === undefined ? { id, name } : { id, name, tag };
 }

@@ -7,6 +7,7 @@ import {
   ForbiddenError,
   InvalidInputError,
   NotFoundError,
+  PreconditionFailedError,
   UnauthenticatedError,
   UnavailableError,
 } from '../domain/errors.js';
@@ -44,6 +45,7 @@ export function toHttpError(err: unknown): HttpError | undefined {
   }
   if (err instanceof NotFoundError) return new HttpError(404, err.message);
   if (err instanceof ConflictError) return new HttpError(409, err.message);
+  if (err instanceof PreconditionFailedError) return new HttpError(412, err.message);
   if (err instanceof UnavailableError) {
     return new HttpError(503, err.message, { 'retry-after': String(err.retryAfterSeconds) });
   }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { StoreUnavailableError } from '../domain/errors.js';
 import type { Services } from '../services.js';
 import { bootstrapToken } from '../use-cases/bootstrap-token.js';
 import { buildApp } from './app.js';
@@ -14,9 +15,20 @@ export interface RunningServer {
 export async function startServer(services: Services): Promise<RunningServer> {
   const { config, log } = services;
   if (services.migrated > 0) log.info({ migrated: services.migrated }, 'store schema migrated');
-  const bootstrap = await bootstrapToken(services.store, config.bootstrapToken);
-  if (bootstrap.kind === 'generated') announceToken(bootstrap.token, config.port);
-  if (bootstrap.kind === 'registered') log.info('registered PLANT_STORE_TOKEN as an API token');
+  if (services.store.notice) log.warn(services.store.notice);
+  try {
+    const bootstrap = await bootstrapToken(services.store, config.bootstrapToken);
+    if (bootstrap.kind === 'generated') announceToken(bootstrap.token, config.port);
+    if (bootstrap.kind === 'registered') log.info('registered PLANT_STORE_TOKEN as an API token');
+  } catch (err) {
+    // A store that cannot take writes now (a full disk) must not stop the server: it serves
+    // what it can, /readyz says why not the rest, and the token is made at the next start.
+    if (!(err instanceof StoreUnavailableError)) throw err;
+    log.error(
+      { err: { message: err.message } },
+      'could not register the bootstrap token; the store cannot take writes',
+    );
+  }
 
   const app = await buildApp(services);
   app.addHook('onClose', () => services.close());

@@ -74,6 +74,23 @@ export function createMetrics(store: Store): Metrics {
     },
   });
 
+  let writable: { value: number; at: number } | undefined;
+  new Gauge({
+    name: 'plant_store_store_writable',
+    help: `1 when the store is reachable and can take writes (room on its disk, not a standby), else 0; as /readyz.`,
+    registers: [registry],
+    async collect() {
+      if (!writable || Date.now() - writable.at > COUNT_TTL_MS) {
+        const value = await store.ping().then(
+          () => 1,
+          () => 0,
+        );
+        writable = { value, at: Date.now() };
+      }
+      this.set(writable.value);
+    },
+  });
+
   if (store.pendingWrites) {
     const pending = store.pendingWrites.bind(store);
     new Gauge({
@@ -99,7 +116,11 @@ export function createMetrics(store: Store): Metrics {
           this.inc(pick(stats()));
         },
       });
-    totals('plant_store_store_commits_total', 'Group commits (one fsync each) since start.', (s) => s.commits);
+    totals(
+      'plant_store_store_commits_total',
+      'Group commits since start: SQLite, WAL fsyncs; PostgreSQL, write transactions.',
+      (s) => s.commits,
+    );
     totals('plant_store_store_committed_writes_total', 'Writes carried by those commits.', (s) => s.writes);
   }
 

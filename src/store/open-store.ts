@@ -1,4 +1,5 @@
 import type { StoreConfig } from '../config/config.js';
+import { SETTINGS } from '../config/settings.js';
 import type { Store } from './store.js';
 
 /**
@@ -11,7 +12,9 @@ export async function openStore(config: StoreConfig): Promise<{ store: Store; mi
   let store: Store;
   if (databaseUrl.startsWith('sqlite:')) {
     const { SqliteStore } = await import('./sqlite/sqlite-store.js');
-    store = new SqliteStore(databaseUrl.slice('sqlite:'.length));
+    // Only the default store's directory is created; any other must exist (a typo fails at once).
+    const createDirectory = databaseUrl === SETTINGS.databaseUrl.default;
+    store = new SqliteStore(databaseUrl.slice('sqlite:'.length), { createDirectory });
   } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
     store = new PostgresStore(databaseUrl, config.databasePoolSize);

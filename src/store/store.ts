@@ -1,4 +1,5 @@
-import type { CreateOutcome, PlantRecord } from '../domain/plant.js';
+import type { PlantRecord } from '../domain/plant.js';
+import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
 import type { TokenRecord } from '../domain/token.js';
 import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../domain/webhook.js';
 
@@ -26,19 +27,21 @@ export interface WebhookStore {
 export interface Store extends WebhookStore {
   /** Applies pending schema migrations; resolves to the number applied. */
   migrate(): Promise<number>;
-  /** Rejects when the storage cannot be reached. */
+  /** Rejects when the storage cannot be reached, or cannot take writes (a full disk, a read-only standby). */
   ping(): Promise<void>;
-  /** Creates the plant unless its id exists: then reports whether the stored one is identical. */
-  createPlant(plant: PlantRecord): Promise<CreateOutcome>;
-  /** Many creations in one transaction (import); one outcome per plant, in order. */
-  createPlants(plants: PlantRecord[]): Promise<CreateOutcome[]>;
+  /** A line about the state the store was opened in, for the operator, when something is off. */
+  readonly notice?: string | undefined;
+  /**
+   * Creates, replaces, patches or deletes one plant under the write path's rules (write-path.ts),
+   * atomically with its outbox event. Writes that arrive together may share a transaction and
+   * its commit; one that fails fails alone.
+   */
+  writePlant(write: PlantWrite): Promise<WriteOutcome>;
+  /** Many writes in one transaction, in order (import): all of them, or none. */
+  writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]>;
   getPlant(id: bigint): Promise<PlantRecord | undefined>;
   /** Up to `limit` plants with an id greater than `after`, by id ascending; O(limit) whatever the store holds. */
   listPlants(after: bigint | undefined, limit: number): Promise<PlantRecord[]>;
-  /** Replaces name and tag; resolves to false when no plant has this id. */
-  replacePlant(plant: PlantRecord): Promise<boolean>;
-  /** Resolves to the deleted plant, or undefined when there was none. */
-  deletePlant(id: bigint): Promise<PlantRecord | undefined>;
   /** How many plants the store holds (for metrics; may take a few ms on millions). */
   countPlants(): Promise<number>;
   /**
@@ -46,7 +49,7 @@ export interface Store extends WebhookStore {
    * waiting for a pooled connection (PostgreSQL). How far it has fallen behind (overload bound).
    */
   pendingWrites?(): number;
-  /** Group commit figures for stores that batch writes: commits so far and the writes they carried. */
+  /** Group commit figures for stores that batch writes: fsyncs so far and the writes they made durable. */
   writeStats?(): { commits: number; writes: number };
 
   insertToken(token: TokenRecord): Promise<void>;

@@ -1,5 +1,6 @@
-import { InvalidInputError, plantNotFound } from '../domain/errors.js';
-import { plantRecord, toPlant, type Plant, type PlantRecord } from '../domain/plant.js';
+import { InvalidInputError, plantNotFound, PreconditionFailedError } from '../domain/errors.js';
+import { plantRecord, type PlantRecord } from '../domain/plant.js';
+import type { PlantWrite, Precondition, WriteOutcome } from '../domain/plant-write.js';
 import type { Store } from '../store/store.js';
 
 /** A PUT body, validated against PlantReplacement: its optional id is exact when present. */
@@ -9,19 +10,42 @@ export interface PlantReplacementInput {
   tag?: string;
 }
 
+/** The plant a change leaves, or the domain error its outcome means. */
+function changed(id: bigint, outcome: WriteOutcome): PlantRecord {
+  switch (outcome.kind) {
+    case 'updated':
+    case 'unchanged':
+    case 'deleted':
+    case 'created':
+      return outcome.plant;
+    case 'not-found':
+      throw plantNotFound(id);
+    case 'precondition-failed':
+      throw new PreconditionFailedError(
+        outcome.current === undefined
+          ? `plant ${id} does not exist, so If-Match cannot hold`
+          : `plant ${id} has changed (its ETag is no longer the one in If-Match)`,
+      );
+    case 'conflict':
+      throw new Error(`a change of plant ${id} cannot conflict`);
+  }
+}
+
 /** Replaces the name and tag of an existing plant; a tag absent from the body is removed. */
-export async function replacePlant(store: Store, id: bigint, input: PlantReplacementInput): Promise<Plant> {
+export async function replacePlant(
+  store: Store,
+  id: bigint,
+  input: PlantReplacementInput,
+  ifMatch?: Precondition,
+): Promise<PlantRecord> {
   if (input.id !== undefined && BigInt(input.id) !== id) {
     throw new InvalidInputError(`id in the body (${input.id}) must equal the id in the path (${id})`);
   }
-  const plant = plantRecord(id, input.name, input.tag);
-  if (!(await store.replacePlant(plant))) throw plantNotFound(id);
-  return toPlant(plant);
+  const write: PlantWrite = { kind: 'replace', plant: plantRecord(id, input.name, input.tag), ifMatch };
+  return changed(id, await store.writePlant(write));
 }
 
 /** Deletes a plant; its id may be created again afterwards. */
-export async function deletePlant(store: Store, id: bigint): Promise<PlantRecord> {
-  const deleted = await store.deletePlant(id);
-  if (!deleted) throw plantNotFound(id);
-  return deleted;
+export async function deletePlant(store: Store, id: bigint, ifMatch?: Precondition): Promise<PlantRecord> {
+  return changed(id, await store.writePlant({ kind: 'delete', id, ifMatch }));
 }

@@ -16,7 +16,7 @@ export interface NewPlantInput {
  */
 export async function createPlant(store: Store, input: NewPlantInput): Promise<Plant> {
   const plant = plantRecord(BigInt(input.id), input.name, input.tag);
-  const outcome = await store.createPlant(plant);
+  const outcome = await store.writePlant({ kind: 'create', plant });
   if (outcome.kind === 'conflict') {
     throw new ConflictError(`plant ${plant.id} already exists with a different name or tag`);
   }

@@ -42,10 +42,10 @@ export async function importPlants(
   const report: ImportReport = { created: 0, skipped: 0, refused: [], invalid: [] };
   let batch: { line: number; plant: PlantRecord }[] = [];
   const flush = async () => {
-    const outcomes = await store.createPlants(batch.map((b) => b.plant));
+    const outcomes = await store.writePlants(batch.map((b) => ({ kind: 'create', plant: b.plant })));
     outcomes.forEach((o, i) => {
       if (o.kind === 'created') report.created++;
-      else if (o.kind === 'identical') report.skipped++;
+      else if (o.kind === 'unchanged') report.skipped++;
       else report.refused.push({ line: batch[i]!.line, id: batch[i]!.plant.id });
     });
     batch = [];

@@ -44,4 +44,12 @@ describe('cachedTokenLookup', () => {
     await find('a');
     assert.equal(calls.length, 5);
   });
+
+  it('shares one look-up among the requests that find an entry missing at the same time', async () => {
+    const { store, calls } = countingStore(() => record);
+    const find = cachedTokenLookup(store, 60_000);
+    const found = await Promise.all(Array.from({ length: 50 }, () => find('h1')));
+    assert.ok(found.every((r) => r === record));
+    assert.equal(calls.length, 1);
+  });
 });

@@ -50,7 +50,8 @@ describe('the API reference at GET /docs, in Chromium', { skip }, () => {
         '--disable-sync',
         '--no-first-run',
       ],
-      viewport: { width: 1280, height: 900 },
+      // A laptop's first screen: the operations and Authorize must be in it, without scrolling.
+      viewport: { width: 1280, height: 800 },
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(15_000);
@@ -66,6 +67,60 @@ describe('the API reference at GET /docs, in Chromium', { skip }, () => {
     await context?.close();
     await server?.dispose();
     if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('shows Authorize and the first operations in the first screen, the guide after the operations', async () => {
+    const first = page.locator('.opblock-tag-section .opblock').first();
+    await first.waitFor();
+    assert.equal(await page.evaluate('window.scrollY'), 0);
+    const viewport = page.viewportSize()!;
+    for (const [what, locator] of [
+      ['Authorize', page.locator('.scheme-container button.authorize')],
+      ['the first operation', first],
+    ] as const) {
+      const box = await locator.boundingBox();
+      assert.ok(box, `${what} is not rendered`);
+      assert.ok(
+        box.y >= 0 && box.y + box.height <= viewport.height,
+        `${what} is at ${box.y} px, below the first screen`,
+      );
+    }
+    assert.match(await first.innerText(), /GET\s+\/plants\b/);
+
+    // The document's guide (its sections after the introduction) follows the operations.
+    const guide = page.locator('.guide');
+    await guide.locator('h2', { hasText: 'Getting a token' }).waitFor();
+    const lastOperation = await page.locator('.opblock-tag-section .opblock').last().boundingBox();
+    const guideBox = await guide.boundingBox();
+    assert.ok(lastOperation && guideBox && guideBox.y > lastOperation.y, 'the guide is not below the operations');
+    assert.match(await guide.innerText(), /Errors[\s\S]*Rate limits/);
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: join(OUTPUT, 'docs-first-screen.png') });
+  });
+
+  it('labels schemas as a person would: titles, and no "any" or "&" in their types', async () => {
+    const doc = (await send(server.url, { path: '/openapi.json' })).json as {
+      components: { schemas: Record<string, { title?: string }> };
+    };
+    const heads = page.locator('.models .json-schema-2020-12-head');
+    await heads.first().waitFor();
+    const labels = (await heads.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+    const titles = Object.values(doc.components.schemas).map((s) => s.title);
+    assert.deepEqual(
+      labels.map((l) => l.replace(/ ?Expand all ?/, ' ')),
+      titles.map((t) => `${t} object`),
+    );
+
+    // The same labels inside an operation: POST /plants's request body schema.
+    const operation = page.locator('#operations-plants-addPlant');
+    await operation.locator('.opblock-summary').click();
+    await operation.locator('.tab button', { hasText: 'Schema' }).first().click();
+    const types = await operation.locator('.json-schema-2020-12__attribute--primary').allInnerTexts();
+    assert.ok(types.length > 0);
+    for (const type of types) assert.doesNotMatch(type, /\bany\b|&/, `type label "${type}"`);
+    // Back as it was, for the test that edits the example.
+    await operation.locator('.tab button', { hasText: 'Edit Value' }).first().click();
+    await operation.locator('.opblock-summary').click();
   });
 
   it('lists every operation of the served document', async () => {

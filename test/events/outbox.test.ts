@@ -15,10 +15,12 @@ for (const kind of stores) {
       await db.drop();
     });
 
+    const create = (id: bigint, name: string) => store.writePlant({ kind: 'create', plant: { id, name } });
+
     it('writes events with real changes only, leases them in order per plant, and prunes finished ones', async () => {
       store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 2 })).store;
       // No subscriber: nothing is written.
-      await store.createPlant({ id: 1n, name: 'before' });
+      await create(1n, 'before');
       await store.insertEndpoint({
         id: 'ep_a',
         url: 'http://127.0.0.1:9/hook',
@@ -28,16 +30,17 @@ for (const kind of stores) {
         disabledReason: null,
         createdAt: new Date(),
       });
-      assert.equal((await store.createPlant({ id: 2n, name: 'two' })).kind, 'created');
-      assert.equal((await store.createPlant({ id: 2n, name: 'two' })).kind, 'identical');
-      assert.equal((await store.createPlant({ id: 2n, name: 'other' })).kind, 'conflict');
-      assert.equal(await store.replacePlant({ id: 2n, name: 'renamed' }), true); // not subscribed
-      assert.equal(await store.replacePlant({ id: 3n, name: 'none' }), false);
-      assert.ok(await store.deletePlant(2n));
-      assert.equal(await store.deletePlant(2n), undefined);
-      await store.createPlants([
-        { id: 4n, name: 'four' },
-        { id: 1n, name: 'before' },
+      assert.equal((await create(2n, 'two')).kind, 'created');
+      assert.equal((await create(2n, 'two')).kind, 'unchanged');
+      assert.equal((await create(2n, 'other')).kind, 'conflict');
+      const replace = (id: bigint, name: string) => store.writePlant({ kind: 'replace', plant: { id, name } });
+      assert.equal((await replace(2n, 'renamed')).kind, 'updated'); // not subscribed
+      assert.equal((await replace(3n, 'none')).kind, 'not-found');
+      assert.equal((await store.writePlant({ kind: 'delete', id: 2n })).kind, 'deleted');
+      assert.equal((await store.writePlant({ kind: 'delete', id: 2n })).kind, 'not-found');
+      await store.writePlants([
+        { kind: 'create', plant: { id: 4n, name: 'four' } },
+        { kind: 'create', plant: { id: 1n, name: 'before' } },
       ]);
       assert.equal(await store.countPendingDeliveries(), 3);
 

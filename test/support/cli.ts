@@ -8,12 +8,18 @@ export interface CliResult {
 }
 
 /** Runs `plant-store <args>` against a store, the way an operator would. */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, input?: string): CliResult {
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  input?: string,
+  cwd?: string,
+): CliResult {
   const merged: Record<string, string | undefined> = { ...process.env, ...env };
   for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
   const r = spawnSync(process.execPath, [CLI, ...args], {
     env: merged as NodeJS.ProcessEnv,
     input,
+    cwd,
     encoding: 'utf8',
     timeout: 30_000,
   });

@@ -39,8 +39,73 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
+// The page's own script: Swagger UI with two small plugins.
+// - Guide after the operations: the document's description opens with a short introduction and
+//   continues with "## " sections (tokens, the client, errors, rate limits). Shown whole above the
+//   operations, it pushed them ~1,750 px down; the page shows the introduction on top, so that
+//   Authorize and the operations are in the first screen, and the sections after the operations.
+// - Readable types: Swagger UI labels an allOf by its parts, and a part that is a $ref not yet
+//   resolved as "any": NewPlant read "(object & any)". An "any" part of an allOf adds nothing and
+//   equal parts say one thing, so "(object & any)" is written "object".
 // validatorUrl: null keeps Swagger UI from sending the document to its public validator.
-const INITIALIZER = `window.ui = SwaggerUIBundle({
+const INITIALIZER = `'use strict';
+function splitDescription(text) {
+  const at = typeof text === 'string' ? text.search(/^## /m) : -1;
+  return at < 0 ? [text, ''] : [text.slice(0, at).trim(), text.slice(at)];
+}
+
+function readableType(type) {
+  for (let before = ''; before !== type; ) {
+    before = type;
+    type = type.replace(/\\(([^()|]*&[^()|]*)\\)/g, (group, inner) => {
+      const parts = [...new Set(inner.split(' & ').filter((part) => part !== 'any'))];
+      return parts.length === 0 ? 'any' : parts.length === 1 ? parts[0] : '(' + parts.join(' & ') + ')';
+    });
+  }
+  return type;
+}
+
+function GuideAfterOperations(system) {
+  const h = system.React.createElement;
+  const fullDescription = () => system.specSelectors.info().get('description');
+  return {
+    statePlugins: {
+      spec: {
+        wrapSelectors: {
+          selectInfoDescriptionField: () => () => splitDescription(fullDescription())[0],
+        },
+      },
+    },
+    wrapComponents: {
+      Models: (Models, { getComponent }) => (props) => {
+        const Markdown = getComponent('Markdown', true);
+        const guide = splitDescription(fullDescription())[1];
+        return h(
+          'div',
+          null,
+          guide && h('section', { className: 'guide info' }, h('div', { className: 'description' }, h(Markdown, { source: guide }))),
+          h(Models, props),
+        );
+      },
+    },
+  };
+}
+
+function ReadableTypes(system) {
+  const h = system.React.createElement;
+  return {
+    wrapComponents: {
+      JSONSchema202012KeywordType: () => ({ schema, isCircular }) =>
+        h(
+          'strong',
+          { className: 'json-schema-2020-12__attribute json-schema-2020-12__attribute--primary' },
+          readableType(system.fn.jsonSchema202012.getType(schema)) + (isCircular ? ' [circular]' : ''),
+        ),
+    },
+  };
+}
+
+window.ui = SwaggerUIBundle({
   url: new URL('openapi.json', document.baseURI).href,
   dom_id: '#swagger-ui',
   deepLinking: true,
@@ -50,6 +115,7 @@ const INITIALIZER = `window.ui = SwaggerUIBundle({
   validatorUrl: null,
   docExpansion: 'list',
   defaultModelsExpandDepth: 1,
+  plugins: [GuideAfterOperations, ReadableTypes],
 });
 `;
 

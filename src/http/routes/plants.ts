@@ -3,6 +3,7 @@ import type { Store } from '../../store/store.js';
 import { deletePlant, replacePlant, type PlantReplacementInput } from '../../use-cases/change-plant.js';
 import { createPlant, type NewPlantInput } from '../../use-cases/create-plant.js';
 import { getPlant, listPlants } from '../../use-cases/read-plants.js';
+import { toPlant } from '../../domain/plant.js';
 
 type IdParams = { id: bigint };
 
@@ -21,7 +22,7 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
   app.operation('getPlant', async (request) => getPlant(store, (request.params as IdParams).id));
 
   app.operation('replacePlant', async (request) =>
-    replacePlant(store, (request.params as IdParams).id, request.body as PlantReplacementInput),
+    toPlant(await replacePlant(store, (request.params as IdParams).id, request.body as PlantReplacementInput)),
   );
 
   app.operation('deletePlant', async (request, reply) => {

@@ -1,4 +1,5 @@
 import type { PoolClient, QueryConfig } from 'pg';
+import { newerSchema } from '../schema-version.js';
 
 /**
  * Versioned schema changes, applied in order; `schema_migrations` records which ran. Never edit
@@ -90,6 +91,7 @@ export async function runMigrations(client: PoolClient, schema: string | undefin
      )`);
     const { rows } = await query('SELECT coalesce(max(version), 0) AS version FROM schema_migrations');
     const current = Number((rows[0] as { version: number }).version);
+    if (current > postgresMigrations.length) throw newerSchema(current, postgresMigrations.length);
     const pending = postgresMigrations.slice(current);
     for (const [i, sql] of pending.entries()) {
       await query(sql);

@@ -1,30 +1,29 @@
 import { Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
-import type { CreateOutcome, PlantRecord } from '../../domain/plant.js';
+import { StoreUnavailableError } from '../../domain/errors.js';
+import type { PlantRecord } from '../../domain/plant.js';
+import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
-import {
-  newEvent,
-  type AttemptResult,
-  type DueDelivery,
-  type EndpointStatus,
-  type WebhookEndpoint,
-} from '../../domain/webhook.js';
+import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
 import type { Store } from '../store.js';
+import { applyWrites } from '../write-path.js';
+import { Batcher } from './batcher.js';
 import { postgresSettings } from './connection.js';
-import { createPlantsOnce } from './create-plants.js';
-import { storeError } from './errors.js';
+import { isUnavailable, storeError } from './errors.js';
 import { runMigrations } from './migrations.js';
+import { postgresPlantTx } from './plant-tx.js';
 import { plantFromRow, SQL, tokenFromRow, type PlantRow, type Run, type TokenRow } from './rows.js';
-import { emitEvents, PostgresWebhooks } from './webhooks.js';
+import { PostgresWebhooks } from './webhooks.js';
 
-/** Creates plants and, in the same transaction, the `plant.created` events of those really created. */
-async function createAndEmit(plants: PlantRecord[], run: Run): Promise<CreateOutcome[]> {
-  const outcomes = await createPlantsOnce(plants, run);
-  const now = Date.now();
-  await emitEvents(
-    run,
-    plants.filter((_, i) => outcomes[i]!.kind === 'created').map((p) => newEvent('plant.created', p, now)),
-  );
-  return outcomes;
+/**
+ * Most batches of plant writes under way at once, each on its own connection: the rest of the
+ * pool stays free for reads, token look-ups and the dispatcher.
+ */
+const WRITE_CONNECTIONS = 2;
+
+/** A deadlock or a serialization failure: the transaction may simply be run again. */
+function conflicted(err: unknown): boolean {
+  const code = ((err instanceof StoreUnavailableError ? err.cause : err) as { code?: unknown } | undefined)?.code;
+  return code === '40P01' || code === '40001';
 }
 
 interface Queryable {
@@ -51,6 +50,7 @@ export class PostgresStore implements Store {
   private readonly schema: string | undefined;
   private readonly run: Run;
   private readonly webhooks: PostgresWebhooks;
+  private readonly writes: Batcher<PlantWrite, WriteOutcome>;
 
   constructor(databaseUrl: string, poolSize: number) {
     const settings = postgresSettings(databaseUrl, poolSize);
@@ -58,6 +58,7 @@ export class PostgresStore implements Store {
     this.pool = new Pool(settings.pool);
     this.run = runOn(this.pool);
     this.webhooks = new PostgresWebhooks(this.run, (work) => this.transaction(work));
+    this.writes = new Batcher((batch) => this.writeBatch(batch), Math.min(WRITE_CONNECTIONS, poolSize));
     // An idle connection that breaks (database restart, network cut) is dropped by the pool;
     // without a listener the 'error' event would end the process.
     this.pool.on('error', () => undefined);
@@ -88,25 +89,63 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** Operations waiting for a pooled connection: how far this instance has fallen behind. */
+  /** Operations waiting for a pooled connection or a write batch: how far this instance has fallen behind. */
   pendingWrites(): number {
-    return this.pool.waitingCount;
+    return this.pool.waitingCount + this.writes.waiting;
+  }
+
+  /** Write transactions committed, and the plant writes they carried. */
+  private committed = { commits: 0, writes: 0 };
+
+  writeStats(): { commits: number; writes: number } {
+    return { ...this.committed };
+  }
+
+  /** One transaction of plant writes, counted once committed. */
+  private async commitWrites(writes: PlantWrite[]): Promise<WriteOutcome[]> {
+    const outcomes = await this.transaction((run) => applyWrites(writes, postgresPlantTx(run)));
+    this.committed.commits++;
+    this.committed.writes += writes.length;
+    return outcomes;
+  }
+
+  /**
+   * One transaction for a batch of concurrent writes, each step one statement for all of them.
+   * If the batch fails for another reason than an outage, its halves are tried again, one after
+   * the other (so writes of one id keep their order), down to the write that cannot be made: it
+   * fails alone, after a few transactions rather than one per write.
+   */
+  private async writeBatch(batch: PlantWrite[]): Promise<PromiseSettledResult<WriteOutcome>[]> {
+    try {
+      const outcomes = await this.commitWrites(batch).catch((err: unknown) =>
+        // Another instance's batch locked the same plants in another order: once more.
+        conflicted(err) ? this.commitWrites(batch) : Promise.reject(err),
+      );
+      return outcomes.map((value) => ({ status: 'fulfilled', value }));
+    } catch (err) {
+      if (err instanceof StoreUnavailableError || isUnavailable(err)) throw err;
+      if (batch.length === 1) return [{ status: 'rejected', reason: err }];
+      const half = Math.ceil(batch.length / 2);
+      return [...(await this.writeBatch(batch.slice(0, half))), ...(await this.writeBatch(batch.slice(half)))];
+    }
   }
 
   migrate(): Promise<number> {
     return this.withClient((client) => runMigrations(client, this.schema));
   }
 
+  /** Reachable, and not a read-only standby (a failover left this instance pointing at one). */
   async ping(): Promise<void> {
-    await this.run({ text: 'SELECT 1' });
+    const [row] = await this.run<{ standby: boolean }>({ text: 'SELECT pg_is_in_recovery() AS standby' });
+    if (row?.standby) throw new StoreUnavailableError(undefined, 'the database is a read-only standby; writes fail');
   }
 
-  async createPlant(plant: PlantRecord): Promise<CreateOutcome> {
-    return (await this.transaction((run) => createAndEmit([plant], run)))[0]!;
+  writePlant(write: PlantWrite): Promise<WriteOutcome> {
+    return this.writes.submit(write);
   }
 
-  createPlants(plants: PlantRecord[]): Promise<CreateOutcome[]> {
-    return this.transaction((run) => createAndEmit(plants, run));
+  writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]> {
+    return this.commitWrites(writes);
   }
 
   async getPlant(id: bigint): Promise<PlantRecord | undefined> {
@@ -125,26 +164,6 @@ export class PostgresStore implements Store {
   async countPlants(): Promise<number> {
     const [row] = await this.run<{ n: string }>({ text: 'SELECT count(*) AS n FROM plants' });
     return Number(row?.n ?? 0);
-  }
-
-  // A change and its event commit together; only a change that happened emits one.
-  replacePlant(plant: PlantRecord): Promise<boolean> {
-    return this.transaction(async (run) => {
-      const text = 'UPDATE plants SET name = $1, tag = $2 WHERE id = $3 RETURNING id';
-      const replaced = (await run({ text, values: [plant.name, plant.tag ?? null, String(plant.id)] })).length === 1;
-      if (replaced) await emitEvents(run, [newEvent('plant.updated', plant)]);
-      return replaced;
-    });
-  }
-
-  deletePlant(id: bigint): Promise<PlantRecord | undefined> {
-    return this.transaction(async (run) => {
-      const text = 'DELETE FROM plants WHERE id = $1 RETURNING id, name, tag';
-      const [row] = await run<PlantRow>({ text, values: [String(id)] });
-      const deleted = row && plantFromRow(row);
-      if (deleted) await emitEvents(run, [newEvent('plant.deleted', deleted)]);
-      return deleted;
-    });
   }
 
   insertEndpoint(endpoint: WebhookEndpoint): Promise<void> {

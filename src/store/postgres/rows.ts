@@ -25,12 +25,6 @@ export type Run = <R extends QueryResultRow>(query: QueryConfig) => Promise<R[]>
 
 /** Named statements are parsed once per connection, then only bound and run: the hot paths. */
 export const SQL = {
-  insertPlants: {
-    name: 'plants-insert',
-    text: `INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-           ON CONFLICT (id) DO NOTHING RETURNING id`,
-  },
-  plantsById: { name: 'plants-by-id', text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
   getPlant: { name: 'plant-get', text: 'SELECT id, name, tag FROM plants WHERE id = $1' },
   listFirst: { name: 'plants-list-first', text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
   listAfter: { name: 'plants-list-after', text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },

@@ -1,33 +1,96 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { Scope, TokenRecord } from '../../domain/token.js';
 
-/** Opens the store file the way every connection to it must be opened. */
-export function openConnection(path: string): Database.Database {
-  let db: Database.Database;
+export interface OpenOptions {
+  /** Create the file's directory (owner-only) when it is missing: only the default store's. */
+  createDirectory: boolean;
+}
+
+/**
+ * Makes sure the store file exists, created owner-only (0600): it holds token hashes and, unless
+ * WEBHOOK_SECRET_KEY is set, webhook secrets. SQLite gives its -wal and -shm files the mode of
+ * the database file. Only the default directory is created: a mistyped path fails here, instead
+ * of silently starting an empty store somewhere else.
+ */
+export function prepareFile(path: string, options: OpenOptions): void {
+  const dir = dirname(path);
+  if (!existsSync(dir)) {
+    if (!options.createDirectory) {
+      throw new Error(`the store's directory ${dir} does not exist; create it first (only ./data is created for you)`);
+    }
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+  if (!existsSync(path)) closeSync(openSync(path, constants.O_CREAT | constants.O_RDWR, 0o600));
+}
+
+/**
+ * Opens a connection the way every connection to the store is opened. The writer's commits do
+ * not fsync (synchronous = NORMAL); the writer makes the WAL durable itself, for every commit,
+ * before it acknowledges a write (see writer.ts). NORMAL still syncs the WAL before a
+ * checkpoint and the database after it, so checkpoints never lose what was synced.
+ */
+function openConnection(path: string, exclusive: boolean): Database.Database {
+  const db = new Database(path, { fileMustExist: true });
+  try {
+    // Exclusive: the WAL index lives in this process's memory instead of the -shm file.
+    if (exclusive) db.pragma('locking_mode = EXCLUSIVE');
+    // Already WAL after the first start: then this writes nothing (a full disk must not stop a start).
+    if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+    // The first read maps the WAL index: where a full disk shows, when -shm must grow.
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    // ids are int64: read every integer as bigint so none passes through a float.
+    db.defaultSafeIntegers(true);
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** The disk is full (or out of room for the -shm file): errors that EXCLUSIVE mode gets around. */
+const NO_ROOM = /^SQLITE_(FULL|IOERR_SHMSIZE|IOERR_SHMOPEN|IOERR_SHMMAP|IOERR_WRITE)/;
+
+export interface Connections {
+  write: Database.Database;
+  /** Its own connection, so a read never sees a transaction under way; the write one when exclusive. */
+  read: Database.Database;
+  /**
+   * The disk was full at open: the -shm file could not grow, so the store is open with EXCLUSIVE
+   * locking (no -shm), for this process alone, until it restarts with room on the disk.
+   */
+  exclusive: boolean;
+}
+
+/** Opens the writer's and the readers' connections; on a full disk, one exclusive connection for both. */
+export function openConnections(path: string): Connections {
   try {
     // better-sqlite3 13 is a Node-API 10 addon: on an older Node.js (20, or 22 before 22.14) it
     // kills the process with a segmentation fault in new Database() instead of throwing.
     if (!(Number(process.versions.napi) >= 10)) {
       throw new Error(`SQLite needs Node.js 22.14 or later (Node-API 10); this is Node.js ${process.version}`);
     }
-    mkdirSync(dirname(path), { recursive: true });
-    db = new Database(path);
+    const write = openConnection(path, false);
+    try {
+      return { write, read: openConnection(path, false), exclusive: false };
+    } catch (err) {
+      write.close();
+      throw err;
+    }
   } catch (err) {
-    throw new StoreUnavailableError(err);
+    if (!NO_ROOM.test(String((err as { code?: unknown }).code))) throw new StoreUnavailableError(err);
+    try {
+      const db = openConnection(path, true);
+      return { write: db, read: db, exclusive: true };
+    } catch (again) {
+      throw new StoreUnavailableError(again);
+    }
   }
-  db.pragma('journal_mode = WAL');
-  // FULL makes every commit fsync the WAL, so an acknowledged write survives power loss.
-  db.pragma('synchronous = FULL');
-  // The CLI writes to the same file while the server runs.
-  db.pragma('busy_timeout = 5000');
-  db.pragma('foreign_keys = ON');
-  // ids are int64: read every integer as bigint so none passes through a float.
-  db.defaultSafeIntegers(true);
-  return db;
 }
 
 export interface PlantRow {
@@ -46,8 +109,6 @@ export interface TokenRow {
   expires_at: bigint | null;
   revoked_at: bigint | null;
 }
-
-export const PLANT_BY_ID = 'SELECT id, name, tag FROM plants WHERE id = ?';
 
 export function plantFromRow(row: PlantRow): PlantRecord {
   return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };

@@ -1,3 +1,6 @@
+import type Database from 'better-sqlite3';
+import { newerSchema } from '../schema-version.js';
+
 /**
  * Versioned schema changes, applied in order; `PRAGMA user_version` records how many ran.
  * Never edit a released entry: append a new one.
@@ -54,3 +57,29 @@ export const sqliteMigrations: string[] = [
    CREATE INDEX deliveries_order ON deliveries (endpoint_id, plant_id, event_seq) WHERE state = 'pending';
    CREATE INDEX deliveries_event ON deliveries (event_seq);`,
 ];
+
+/**
+ * Applies the pending migrations; resolves to how many ran. A store whose schema is current is
+ * only read here: opening it writes nothing, so a full disk cannot stop a start or an export.
+ */
+export function migrate(db: Database.Database): number {
+  const version = () => Number(db.pragma('user_version', { simple: true }));
+  if (version() > sqliteMigrations.length) throw newerSchema(version(), sqliteMigrations.length);
+  if (version() === sqliteMigrations.length) return 0;
+  // Two processes starting together: IMMEDIATE takes the write lock first, and the one that waited
+  // finds the schema current. The migration's commit is synced at once (FULL), not by the writer.
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = FULL');
+  try {
+    return db
+      .transaction(() => {
+        const from = version();
+        for (const sql of sqliteMigrations.slice(from)) db.exec(sql);
+        db.pragma(`user_version = ${sqliteMigrations.length}`);
+        return Math.max(0, sqliteMigrations.length - from);
+      })
+      .immediate();
+  } finally {
+    db.pragma('synchronous = NORMAL');
+  }
+}

@@ -1,221 +1,184 @@
+import { statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import type { CreateOutcome, PlantRecord } from '../../domain/plant.js';
+import { StoreUnavailableError } from '../../domain/errors.js';
+import type { PlantRecord } from '../../domain/plant.js';
+import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
-import type { AttemptResult, DueDelivery, EndpointStatus, EventType, WebhookEndpoint } from '../../domain/webhook.js';
+import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
 import type { Store } from '../store.js';
-import { openConnection, PLANT_BY_ID, plantFromRow, tokenFromRow, type PlantRow, type TokenRow } from './connection.js';
-import { GroupCommitWriter } from './group-commit.js';
-import { sqliteMigrations } from './migrations.js';
+import { applyWrites } from '../write-path.js';
+import { openConnections, prepareFile, type OpenOptions } from './connection.js';
+import { migrate } from './migrations.js';
+import { sqliteReads } from './reads.js';
+import { WalSync } from './wal-sync.js';
+import { sqliteError, SqliteWriter } from './writer.js';
+import { sqliteWrites } from './writes.js';
+
+/** Below this much room on its disk the store says it cannot take writes (readiness, metrics). */
+const MIN_FREE_BYTES = 1024 * 1024;
 
 /**
- * The embedded store: one SQLite file in WAL mode. Reads run here, on their own connection
- * (WAL lets them proceed while a commit is under way); every change goes through the group
- * commit writer and resolves only after its fsync'd commit.
+ * The embedded store: one SQLite file in WAL mode. Reads run on a connection of their own; every
+ * change goes through the writer (one transaction per turn of the event loop, on this thread)
+ * and resolves only after an fdatasync of the WAL covered its commit.
  */
 export class SqliteStore implements Store {
-  private readonly db: Database.Database;
-  private readonly writer: GroupCommitWriter;
-  private prepared: ReturnType<SqliteStore['prepare']> | undefined;
+  private readonly writeDb: Database.Database;
+  private readonly readDb: Database.Database;
+  readonly notice: string | undefined;
+  private ready:
+    | {
+        writer: SqliteWriter;
+        sync: WalSync;
+        reads: ReturnType<typeof sqliteReads>;
+        writes: ReturnType<typeof sqliteWrites>;
+      }
+    | undefined;
 
-  constructor(readonly path: string) {
-    this.db = openConnection(path);
-    this.writer = new GroupCommitWriter(path);
+  constructor(
+    readonly path: string,
+    options: OpenOptions = { createDirectory: false },
+  ) {
+    prepareFile(path, options);
+    const connections = openConnections(path);
+    this.writeDb = connections.write;
+    this.readDb = connections.read;
+    if (connections.exclusive) {
+      this.notice =
+        'the disk was full when the store was opened: it is open for this process alone (commands cannot open it ' +
+        'meanwhile) and writes fail until there is room; restart once there is';
+    }
   }
 
-  /** Statements need the tables, so they are prepared once the schema is current. */
-  private get stmt() {
-    this.prepared ??= this.prepare();
-    return this.prepared;
-  }
-
-  private prepare() {
-    return {
-      getPlant: this.db.prepare<[bigint], PlantRow>(PLANT_BY_ID),
-      listFirst: this.db.prepare<[number], PlantRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
-      listAfter: this.db.prepare<[bigint, number], PlantRow>(
-        'SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?',
-      ),
-      tokenByHash: this.db.prepare<[string], TokenRow>('SELECT * FROM tokens WHERE hash = ?'),
-      listTokens: this.db.prepare<[], TokenRow>('SELECT * FROM tokens ORDER BY created_at, id'),
-      countTokens: this.db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM tokens'),
-      countPlants: this.db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM plants'),
-      endpoints: this.db.prepare<[], EndpointRow>(
-        `SELECT e.id, e.url, e.events, e.enabled, e.disabled_reason, e.created_at,
-           (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending') AS pending,
-           (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'delivered') AS delivered,
-           (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'failed') AS failed
-         FROM webhook_endpoints e ORDER BY e.created_at, e.id`,
-      ),
-      recent: this.db.prepare<[string, number], RecentRow>(
-        `SELECT ev.id AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
-         FROM deliveries d JOIN events ev ON ev.seq = d.event_seq
-         WHERE d.endpoint_id = ? AND d.attempts > 0 ORDER BY d.last_attempt_at DESC LIMIT ?`,
-      ),
-      anyDue: this.db.prepare<[number, number], { due: bigint }>(
-        `SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?
-                        AND (locked_until IS NULL OR locked_until <= ?)) AS due`,
-      ),
-      countPending: this.db.prepare<[], { n: bigint }>("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"),
-    };
-  }
-
-  /** Commits so far (group commit: one per batch of writes). */
-  get commits(): number {
-    return this.writer.commits;
-  }
-
-  writeStats(): { commits: number; writes: number } {
-    return { commits: this.writer.commits, writes: this.writer.writes };
-  }
-
-  pendingWrites(): number {
-    return this.writer.pending;
+  /** Statements need the tables: they are prepared once the schema is current. */
+  private get s() {
+    if (!this.ready) throw new Error('the store has not been migrated');
+    return this.ready;
   }
 
   async migrate(): Promise<number> {
-    // IMMEDIATE takes the write lock first, so two processes starting together migrate once.
-    const applied = this.db
-      .transaction(() => {
-        const version = Number(this.db.pragma('user_version', { simple: true }));
-        for (const sql of sqliteMigrations.slice(version)) this.db.exec(sql);
-        this.db.pragma(`user_version = ${sqliteMigrations.length}`);
-        return Math.max(0, sqliteMigrations.length - version);
-      })
-      .immediate();
-    this.writer.warmUp();
+    const applied = migrate(this.writeDb);
+    const sync = new WalSync(`${this.path}-wal`);
+    this.ready = {
+      sync,
+      writer: new SqliteWriter(this.writeDb, sync),
+      reads: sqliteReads(this.readDb),
+      writes: sqliteWrites(this.writeDb),
+    };
     return applied;
   }
 
+  private read<T>(work: (reads: ReturnType<typeof sqliteReads>) => T): Promise<T> {
+    try {
+      return Promise.resolve(work(this.s.reads));
+    } catch (err) {
+      return Promise.reject(sqliteError(err));
+    }
+  }
+
+  private write<T>(work: (writes: ReturnType<typeof sqliteWrites>) => T | Promise<T>): Promise<T> {
+    const { writer, writes } = this.s;
+    return writer.run(() => work(writes));
+  }
+
+  writeStats(): { commits: number; writes: number } {
+    return { commits: this.s.sync.syncs, writes: this.s.writer.writes };
+  }
+
+  pendingWrites(): number {
+    return this.ready?.writer.pending ?? 0;
+  }
+
+  /** Reachable, and with room on its disk for writes. */
   async ping(): Promise<void> {
-    this.db.prepare('SELECT 1').get();
+    await this.read((r) => r.countTokens());
+    if (this.ready?.sync.failure) throw this.ready.sync.failure;
+    const { bavail, bsize } = await statfs(dirname(this.path));
+    const free = bavail * bsize;
+    if (free < MIN_FREE_BYTES) {
+      throw new StoreUnavailableError(
+        undefined,
+        `the disk is full (${free} bytes free); writes fail until there is room`,
+      );
+    }
   }
 
-  async createPlant(plant: PlantRecord): Promise<CreateOutcome> {
-    return (await this.writer.submit({ kind: 'createPlant', plant })) as CreateOutcome;
+  async writePlant(write: PlantWrite): Promise<WriteOutcome> {
+    return (await this.write((w) => applyWrites([write], w.plants)))[0]!;
   }
 
-  async createPlants(plants: PlantRecord[]): Promise<CreateOutcome[]> {
-    return (await this.writer.submit({ kind: 'createPlants', plants })) as CreateOutcome[];
+  writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]> {
+    return this.write((w) => applyWrites(writes, w.plants));
   }
 
-  async getPlant(id: bigint): Promise<PlantRecord | undefined> {
-    const row = this.stmt.getPlant.get(id);
-    return row && plantFromRow(row);
+  getPlant(id: bigint): Promise<PlantRecord | undefined> {
+    return this.read((r) => r.getPlant(id));
   }
 
-  async listPlants(after: bigint | undefined, limit: number): Promise<PlantRecord[]> {
-    const rows = after === undefined ? this.stmt.listFirst.all(limit) : this.stmt.listAfter.all(after, limit);
-    return rows.map(plantFromRow);
+  listPlants(after: bigint | undefined, limit: number): Promise<PlantRecord[]> {
+    return this.read((r) => r.listPlants(after, limit));
   }
 
-  async replacePlant(plant: PlantRecord): Promise<boolean> {
-    return (await this.writer.submit({ kind: 'replacePlant', plant })) as boolean;
+  countPlants(): Promise<number> {
+    return this.read((r) => r.countPlants());
   }
 
-  async deletePlant(id: bigint): Promise<PlantRecord | undefined> {
-    return (await this.writer.submit({ kind: 'deletePlant', id })) as PlantRecord | undefined;
+  insertToken(token: TokenRecord): Promise<void> {
+    return this.write((w) => w.insertToken(token));
   }
 
-  async countPlants(): Promise<number> {
-    return Number(this.stmt.countPlants.get()?.n ?? 0);
+  findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
+    return this.read((r) => r.findTokenByHash(hash));
   }
 
-  async insertToken(token: TokenRecord): Promise<void> {
-    await this.writer.submit({ kind: 'insertToken', token });
+  listTokens(): Promise<TokenRecord[]> {
+    return this.read((r) => r.listTokens());
   }
 
-  async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
-    const row = this.stmt.tokenByHash.get(hash);
-    return row && tokenFromRow(row);
+  countTokens(): Promise<number> {
+    return this.read((r) => r.countTokens());
   }
 
-  async listTokens(): Promise<TokenRecord[]> {
-    return this.stmt.listTokens.all().map(tokenFromRow);
+  revokeToken(id: string, at: Date): Promise<boolean> {
+    return this.write((w) => w.revokeToken(id, at));
   }
 
-  async countTokens(): Promise<number> {
-    return Number(this.stmt.countTokens.get()?.n ?? 0);
+  insertEndpoint(endpoint: WebhookEndpoint): Promise<void> {
+    return this.write((w) => w.webhooks.insertEndpoint(endpoint));
   }
 
-  async revokeToken(id: string, at: Date): Promise<boolean> {
-    return (await this.writer.submit({ kind: 'revokeToken', id, at })) as boolean;
+  listEndpoints(recent: number): Promise<EndpointStatus[]> {
+    return this.read((r) => r.listEndpoints(recent));
   }
 
-  async insertEndpoint(endpoint: WebhookEndpoint): Promise<void> {
-    await this.writer.submit({ kind: 'insertEndpoint', endpoint });
-  }
-
-  async listEndpoints(recent: number): Promise<EndpointStatus[]> {
-    return this.stmt.endpoints.all().map((e) => ({
-      endpoint: {
-        id: e.id,
-        url: e.url,
-        events: e.events.split(' ').filter(Boolean) as EventType[],
-        enabled: e.enabled === 1n,
-        disabledReason: e.disabled_reason,
-        createdAt: new Date(Number(e.created_at)),
-      },
-      pending: Number(e.pending),
-      delivered: Number(e.delivered),
-      failed: Number(e.failed),
-      recent: this.stmt.recent.all(e.id, recent).map((r) => ({
-        eventId: r.event_id,
-        type: r.type,
-        state: r.state,
-        attempts: Number(r.attempts),
-        status: r.last_status === null ? null : Number(r.last_status),
-        error: r.last_error,
-        at: r.last_attempt_at === null ? null : new Date(Number(r.last_attempt_at)),
-      })),
-    }));
-  }
-
-  async removeEndpoint(id: string): Promise<boolean> {
-    return (await this.writer.submit({ kind: 'removeEndpoint', id })) as boolean;
+  removeEndpoint(id: string): Promise<boolean> {
+    return this.write((w) => w.webhooks.removeEndpoint(id));
   }
 
   async claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]> {
-    // Polled every second: a read first keeps an idle dispatcher off the writer thread.
-    if (this.stmt.anyDue.get(now, now)?.due !== 1n) return [];
-    return (await this.writer.submit({ kind: 'claimDeliveries', now, leaseUntil, limit })) as DueDelivery[];
+    // Polled every second: a read first keeps an idle dispatcher from writing at all.
+    if (!(await this.read((r) => r.anyDue(now)))) return [];
+    return this.write((w) => w.webhooks.claim(now, leaseUntil, limit));
   }
 
   async recordAttempt(result: AttemptResult): Promise<void> {
-    await this.writer.submit({ kind: 'recordAttempt', result });
+    await this.write((w) => w.webhooks.record(result));
   }
 
-  async pruneEvents(before: number): Promise<number> {
-    return (await this.writer.submit({ kind: 'pruneEvents', before })) as number;
+  pruneEvents(before: number): Promise<number> {
+    return this.write((w) => w.webhooks.prune(before));
   }
 
-  async countPendingDeliveries(): Promise<number> {
-    return Number(this.stmt.countPending.get()?.n ?? 0);
+  countPendingDeliveries(): Promise<number> {
+    return this.read((r) => r.countPendingDeliveries());
   }
 
   async close(): Promise<void> {
-    await this.writer.close();
-    if (this.db.open) this.db.close();
+    await this.ready?.writer.close();
+    this.ready?.sync.close();
+    this.ready = undefined;
+    if (this.writeDb.open) this.writeDb.close();
+    if (this.readDb.open) this.readDb.close();
   }
-}
-
-interface EndpointRow {
-  id: string;
-  url: string;
-  events: string;
-  enabled: bigint;
-  disabled_reason: string | null;
-  created_at: bigint;
-  pending: bigint;
-  delivered: bigint;
-  failed: bigint;
-}
-
-interface RecentRow {
-  event_id: string;
-  type: string;
-  state: string;
-  attempts: bigint;
-  last_status: bigint | null;
-  last_error: string | null;
-  last_attempt_at: bigint | null;
 }

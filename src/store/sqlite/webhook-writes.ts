@@ -1,18 +1,11 @@
 import type Database from 'better-sqlite3';
-import type { PlantRecord } from '../../domain/plant.js';
-import {
-  newEvent,
-  type AttemptResult,
-  type DueDelivery,
-  type EventType,
-  type WebhookEndpoint,
-} from '../../domain/webhook.js';
+import type { AttemptResult, DueDelivery, EventType, NewEvent, WebhookEndpoint } from '../../domain/webhook.js';
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
 
 /**
- * The outbox's writes, run by the writer thread inside the batch's transaction: an event is
- * committed with the change it announces, or not at all.
+ * The outbox's writes, run by the writer inside its transaction: an event is committed with the
+ * change it announces, or not at all.
  */
 export function webhookWrites(db: Database.Database) {
   const subscribed = `EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1 AND instr(' ' || events || ' ', ' ' || @type || ' ') > 0)`;
@@ -68,12 +61,10 @@ export function webhookWrites(db: Database.Database) {
   };
 
   return {
-    emit(type: EventType, plant: PlantRecord): void {
-      const ev = newEvent(type, plant);
-      const params = { id: ev.id, type, plantId: ev.plantId, body: ev.body, createdAt: ev.createdAt };
-      const r = s.insertEvent.run(params);
-      if (r.changes === 1)
-        s.insertDeliveries.run({ seq: r.lastInsertRowid, type, plantId: ev.plantId, createdAt: ev.createdAt });
+    emit(ev: NewEvent): void {
+      const { type, plantId, createdAt } = ev;
+      const r = s.insertEvent.run({ id: ev.id, type, plantId, body: ev.body, createdAt });
+      if (r.changes === 1) s.insertDeliveries.run({ seq: r.lastInsertRowid, type, plantId, createdAt });
     },
     insertEndpoint(e: WebhookEndpoint): void {
       s.insertEndpoint.run(e.id, e.url, e.events.join(' '), e.secret, e.createdAt.getTime());

@@ -1,0 +1,98 @@
+// The write benchmark on the embedded store: POST /plants against the bare node:http baseline,
+// and PUT and DELETE against POST, all in the same rounds (A/B interleaved), so drift of the
+// machine hits every figure alike.
+import { join } from 'node:path';
+import { load, type LoadResult } from './load.js';
+import { startBaseline, startService } from './processes.js';
+import { fmt, median, table } from './report.js';
+import { seedStore, seededId } from './seed.js';
+
+export interface WriteBench {
+  dir: string;
+  token: string;
+  rounds: number;
+  seconds: number;
+  connections: number;
+  headers: Record<string, string>;
+}
+
+/** Plants seeded before the load, for PUT and DELETE to work on (DELETE uses each once). */
+const SEEDED = 300_000;
+
+/** The three write loads: new plants, renamed seeded plants, seeded plants deleted in turn. */
+export function writeLoads() {
+  let nextId = 10n ** 15n;
+  let deleted = 0;
+  let renamed = 0;
+  return {
+    POST: () => ({ path: '/plants', body: `{"id":${nextId++},"name":"Monstera","tag":"tropical"}` }),
+    PUT: () => {
+      // A seeded plant not deleted yet, renamed: every PUT changes something.
+      const i = deleted + Math.floor(Math.random() * (SEEDED - deleted));
+      return { path: `/plants/${seededId(i)}`, body: `{"name":"renamed ${renamed++}","tag":"tropical"}` };
+    },
+    DELETE: () => ({ path: `/plants/${seededId(deleted++ % SEEDED)}` }),
+  };
+}
+
+export const row = (label: string, r: LoadResult) => [
+  label,
+  r.rps,
+  r.p50,
+  r.p99,
+  r.errors,
+  r.non2xx,
+  r.peakRssMb,
+  r.loopP99 ?? '-',
+];
+
+export async function sqliteWrites(b: WriteBench): Promise<void> {
+  console.log(
+    `\n## Writes on SQLite, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, A/B interleaved\n`,
+  );
+  const path = join(b.dir, 'writes.db');
+  await seedStore(path, SEEDED, b.token);
+  const service = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: b.token });
+  const baseline = await startBaseline();
+  const loads = writeLoads();
+  const spec = (method: 'POST' | 'PUT' | 'DELETE', seconds = b.seconds) => ({
+    method,
+    // A DELETE has no body: it says no Content-Type either.
+    headers: method === 'DELETE' ? { authorization: b.headers.authorization! } : b.headers,
+    next: loads[method],
+    seconds,
+    connections: b.connections,
+  });
+  await load(service, spec('POST', 1)); // warm-up: JIT, first pages of the store
+  await load(baseline, spec('POST', 1));
+  const rows: (string | number)[][] = [];
+  const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
+  const posts: LoadResult[] = [];
+  const all: LoadResult[] = [];
+  for (let round = 1; round <= b.rounds; round++) {
+    const post = await load(service, spec('POST'));
+    const base = await load(baseline, spec('POST'));
+    const put = await load(service, spec('PUT'));
+    const del = await load(service, spec('DELETE'));
+    posts.push(post);
+    all.push(post, put, del);
+    ratio.POST.push(post.rps / base.rps);
+    ratio.PUT.push(put.rps / post.rps);
+    ratio.DELETE.push(del.rps / post.rps);
+    rows.push(
+      row(`${round} POST plant-store`, post),
+      row(`${round} POST baseline`, base),
+      row(`${round} PUT plant-store`, put),
+      row(`${round} DELETE plant-store`, del),
+    );
+  }
+  table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'], rows);
+  console.log(
+    `\nPOST / baseline (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 0.6)` +
+      `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 10)` +
+      `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target: within 1.3x, i.e. >= 0.77)` +
+      `\npeak RSS: ${fmt(Math.max(...all.map((r) => r.peakRssMb)))} MB  (target < 150)`,
+  );
+  await service.stop();
+  await baseline.stop();
+}

@@ -1,0 +1,105 @@
+// The rules of a write, in one place: both stores read the plant a write touches, ask
+// `decideWrite` what to do, and apply what it says. Nothing here does I/O.
+import { createHash } from 'node:crypto';
+import { plantRecord, samePlant, type PlantRecord } from './plant.js';
+import type { EventType } from './webhook.js';
+
+/** An `If-Match` condition: any current representation (`*`), or one of these entity tags. */
+export type Precondition = '*' | string[];
+
+export type PlantWrite =
+  | { kind: 'create'; plant: PlantRecord }
+  | { kind: 'replace'; plant: PlantRecord; ifMatch?: Precondition }
+  /** A JSON merge patch over {name, tag}: absent keeps, a value sets, `tag: null` removes the tag. */
+  | { kind: 'patch'; id: bigint; patch: { name?: string; tag?: string | null }; ifMatch?: Precondition }
+  | { kind: 'delete'; id: bigint; ifMatch?: Precondition };
+
+export type WriteOutcome =
+  | { kind: 'created'; plant: PlantRecord }
+  /** Nothing to change: a creation retried with the same name and tag, or a change to what is already stored. */
+  | { kind: 'unchanged'; plant: PlantRecord }
+  | { kind: 'updated'; plant: PlantRecord }
+  | { kind: 'deleted'; plant: PlantRecord }
+  /** A creation whose id holds another plant. */
+  | { kind: 'conflict'; existing: PlantRecord }
+  | { kind: 'not-found' }
+  /** The stored plant is not the one the precondition names. */
+  | { kind: 'precondition-failed'; current: PlantRecord | undefined };
+
+/** What the store must do for one write: the row change, and the event that announces it. */
+export type RowChange =
+  | { kind: 'insert'; plant: PlantRecord }
+  | { kind: 'update'; plant: PlantRecord }
+  | { kind: 'delete'; plant: PlantRecord };
+
+export interface WriteDecision {
+  outcome: WriteOutcome;
+  /** Undefined when nothing changes: then no event is written either. */
+  change: RowChange | undefined;
+}
+
+const EVENT_OF: Record<RowChange['kind'], EventType> = {
+  insert: 'plant.created',
+  update: 'plant.updated',
+  delete: 'plant.deleted',
+};
+
+/** The event a row change announces: only a real change has one. */
+export function eventOf(change: RowChange): EventType {
+  return EVENT_OF[change.kind];
+}
+
+/** The id of the plant a write touches. */
+export function writeId(write: PlantWrite): bigint {
+  return write.kind === 'create' || write.kind === 'replace' ? write.plant.id : write.id;
+}
+
+/**
+ * A strong entity tag of a plant's representation: it changes whenever its name or tag does,
+ * and is the same for the same content (RFC 9110, 8.8.3).
+ */
+export function etagOf(plant: PlantRecord): string {
+  const content = JSON.stringify([String(plant.id), plant.name, plant.tag ?? null]);
+  return `"${createHash('sha256').update(content).digest('base64url').slice(0, 27)}"`;
+}
+
+function satisfied(condition: Precondition | undefined, current: PlantRecord | undefined): boolean {
+  if (condition === undefined) return true;
+  if (current === undefined) return false;
+  return condition === '*' || condition.includes(etagOf(current));
+}
+
+function change(current: PlantRecord, next: PlantRecord): WriteDecision {
+  if (samePlant(current, next)) return { outcome: { kind: 'unchanged', plant: current }, change: undefined };
+  return { outcome: { kind: 'updated', plant: next }, change: { kind: 'update', plant: next } };
+}
+
+/** Decides one write against the plant stored under its id now (undefined: none). */
+export function decideWrite(write: PlantWrite, current: PlantRecord | undefined): WriteDecision {
+  switch (write.kind) {
+    case 'create':
+      if (current === undefined) {
+        return { outcome: { kind: 'created', plant: write.plant }, change: { kind: 'insert', plant: write.plant } };
+      }
+      return samePlant(current, write.plant)
+        ? { outcome: { kind: 'unchanged', plant: current }, change: undefined }
+        : { outcome: { kind: 'conflict', existing: current }, change: undefined };
+    case 'replace':
+    case 'patch': {
+      // The precondition is evaluated first (RFC 9110, 13.2.2): If-Match on a plant that does
+      // not exist fails, rather than answering not-found.
+      if (!satisfied(write.ifMatch, current))
+        return { outcome: { kind: 'precondition-failed', current }, change: undefined };
+      if (current === undefined) return { outcome: { kind: 'not-found' }, change: undefined };
+      if (write.kind === 'replace') return change(current, write.plant);
+      const { name = current.name } = write.patch;
+      const tag = write.patch.tag === null ? undefined : (write.patch.tag ?? current.tag);
+      return change(current, plantRecord(current.id, name, tag));
+    }
+    case 'delete':
+      if (!satisfied(write.ifMatch, current))
+        return { outcome: { kind: 'precondition-failed', current }, change: undefined };
+      if (current === undefined) return { outcome: { kind: 'not-found' }, change: undefined };
+      return { outcome: { kind: 'deleted', plant: current }, change: { kind: 'delete', plant: current } };
+  }
+}

@@ -1,0 +1,68 @@
+import type { PlantRecord } from '../../domain/plant.js';
+import type { EventType } from '../../domain/webhook.js';
+import type { PlantTx } from '../write-path.js';
+import { plantFromRow, type PlantRow, type Run } from './rows.js';
+import { emitEvents } from './webhooks.js';
+
+/** Statements of the write path, named: parsed once per connection, then only bound and run. */
+const SQL = {
+  // One round trip: the plants, locked, and the event types enabled endpoints want.
+  lock: {
+    name: 'plants-lock',
+    text: `WITH locked AS (SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE)
+           SELECT id::text AS id, name, tag, NULL::text[] AS events FROM locked
+           UNION ALL SELECT NULL, NULL, NULL, events FROM webhook_endpoints WHERE enabled`,
+  },
+  insert: {
+    name: 'plants-insert',
+    text: `INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+           ON CONFLICT (id) DO NOTHING RETURNING id`,
+  },
+  update: {
+    name: 'plants-update',
+    text: `UPDATE plants p SET name = u.name, tag = u.tag
+           FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u (id, name, tag) WHERE p.id = u.id`,
+  },
+  delete: { name: 'plants-delete', text: 'DELETE FROM plants WHERE id = ANY($1::bigint[])' },
+} as const;
+
+const columns = (plants: PlantRecord[]) => [
+  plants.map((p) => String(p.id)),
+  plants.map((p) => p.name),
+  plants.map((p) => p.tag ?? null),
+];
+
+/**
+ * The write path's view of PostgreSQL, inside one transaction: each step is one statement for
+ * every write of the batch. Rows read are locked (FOR UPDATE) until the commit, so a change
+ * decided on them cannot be overtaken by another instance; an id that does not exist yet cannot
+ * be locked, and an insert that finds it taken is decided again by the write path.
+ */
+export function postgresPlantTx(run: Run): PlantTx {
+  return {
+    async read(ids) {
+      const rows = await run<PlantRow & { events: EventType[] | null }>({ ...SQL.lock, values: [ids.map(String)] });
+      const plants = new Map<bigint, PlantRecord>();
+      const subscribed = new Set<EventType>();
+      for (const r of rows) {
+        if (r.events) for (const e of r.events) subscribed.add(e);
+        else plants.set(BigInt(r.id), plantFromRow(r));
+      }
+      return { plants, subscribed };
+    },
+    async insert(plants) {
+      // In id order, so two instances inserting overlapping ids wait for each other in one
+      // order and cannot deadlock.
+      const sorted = [...plants].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const rows = await run<{ id: string }>({ ...SQL.insert, values: columns(sorted) });
+      return new Set(rows.map((r) => BigInt(r.id)));
+    },
+    async update(plants) {
+      await run({ ...SQL.update, values: columns(plants) });
+    },
+    async delete(ids) {
+      await run({ ...SQL.delete, values: [ids.map(String)] });
+    },
+    emit: (events) => emitEvents(run, events),
+  };
+}

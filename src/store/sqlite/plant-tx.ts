@@ -1,0 +1,46 @@
+import type Database from 'better-sqlite3';
+import type { PlantRecord } from '../../domain/plant.js';
+import type { EventType, NewEvent } from '../../domain/webhook.js';
+import type { PlantTx } from '../write-path.js';
+import { plantFromRow, type PlantRow } from './connection.js';
+
+/**
+ * The write path's view of the SQLite store, on the write connection inside the writer's
+ * transaction. The writer is the only one writing, so a read needs no lock to stay true.
+ */
+export function sqlitePlantTx(db: Database.Database, emit: (event: NewEvent) => void): PlantTx {
+  const s = {
+    get: db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?'),
+    subscribed: db.prepare<[], { events: string }>('SELECT events FROM webhook_endpoints WHERE enabled = 1'),
+    insert: db.prepare<[bigint, string, string | null]>(
+      'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
+    ),
+    update: db.prepare<[string, string | null, bigint]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?'),
+    delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
+  };
+  return {
+    async read(ids) {
+      const plants = new Map<bigint, PlantRecord>();
+      for (const id of ids) {
+        const row = s.get.get(id);
+        if (row) plants.set(id, plantFromRow(row));
+      }
+      const subscribed = new Set(s.subscribed.all().flatMap((e) => e.events.split(' ') as EventType[]));
+      return { plants, subscribed };
+    },
+    async insert(plants) {
+      const inserted = new Set<bigint>();
+      for (const p of plants) if (s.insert.run(p.id, p.name, p.tag ?? null).changes === 1) inserted.add(p.id);
+      return inserted;
+    },
+    async update(plants) {
+      for (const p of plants) s.update.run(p.name, p.tag ?? null, p.id);
+    },
+    async delete(ids) {
+      for (const id of ids) s.delete.run(id);
+    },
+    async emit(events) {
+      for (const e of events) emit(e);
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../domain/errors.js';
+import type { WalSync } from './wal-sync.js';
+
+/** SQLite failures that mean "storage unavailable" (503) rather than a bug (500). */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOMEM)/;
+
+/** How long a write waits for another process (a command) to let go of the write lock. */
+const LOCK_WAIT_MS = 5_000;
+
+export function sqliteError(err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (err instanceof StoreUnavailableError || typeof code !== 'string' || !UNAVAILABLE.test(code)) return err;
+  return new StoreUnavailableError(err, code.startsWith('SQLITE_FULL') ? 'the disk is full; retry later' : undefined);
+}
+
+interface Job<T> {
+  run: () => T | Promise<T>;
+  resolve: (value: T) => void;
+  reject: (err: unknown) => void;
+}
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * The one writer of the store, on the thread that serves requests. Jobs queued in one turn of
+ * the event loop run in one transaction, each inside a savepoint, so a job that fails fails
+ * alone; the commit is a write into the WAL, and the jobs settle once `WalSync` has made that
+ * commit durable. While one commit waits for its fsync the next batch already runs.
+ */
+export class SqliteWriter {
+  private queue: Job<unknown>[] = [];
+  private running = false;
+  private scheduled = false;
+  private waitingForSync = 0;
+  private closing = false;
+  /** Jobs that have been made durable. */
+  writes = 0;
+  private readonly stmt;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly sync: WalSync,
+  ) {
+    // A busy lock is waited for asynchronously below, never by blocking the event loop.
+    db.pragma('busy_timeout = 0');
+    this.stmt = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT job'),
+      release: db.prepare('RELEASE job'),
+      rollbackJob: db.prepare('ROLLBACK TO job'),
+    };
+  }
+
+  /** Writes accepted and not yet durable: queued, in the transaction under way, or waiting for the fsync. */
+  get pending(): number {
+    return this.queue.length + this.waitingForSync;
+  }
+
+  /** Runs `job` in a transaction on the write connection; resolves once its commit is durable. */
+  run<T>(job: () => T | Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new StoreUnavailableError(new Error('the store is closing')));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run: job, resolve, reject } as Job<unknown>);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.running || this.scheduled || this.queue.length === 0) return;
+    this.scheduled = true;
+    // Requests read in the same turn of the event loop join one transaction.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.running || this.queue.length === 0) return;
+    this.running = true;
+    const batch = this.queue;
+    this.queue = [];
+    this.waitingForSync += batch.length;
+    let settled: Settled[] | undefined;
+    try {
+      await this.begin();
+      settled = [];
+      for (const job of batch) {
+        this.stmt.savepoint.run();
+        try {
+          settled.push({ ok: true, value: await job.run() });
+          this.stmt.release.run();
+        } catch (err) {
+          this.stmt.rollbackJob.run();
+          this.stmt.release.run();
+          settled.push({ ok: false, error: sqliteError(err) });
+        }
+      }
+      this.stmt.commit.run();
+    } catch (err) {
+      if (this.db.inTransaction) this.stmt.rollback.run();
+      settled = batch.map(() => ({ ok: false, error: sqliteError(err) }));
+    }
+    const commit = this.sync.commit();
+    this.running = false;
+    this.schedule();
+    try {
+      if (settled.some((s) => s.ok)) await this.sync.durable(commit);
+    } catch (err) {
+      settled = batch.map(() => ({ ok: false, error: new StoreUnavailableError(err) }));
+    }
+    this.waitingForSync -= batch.length;
+    batch.forEach((job, i) => {
+      const s = settled[i]!;
+      if (s.ok) {
+        this.writes++;
+        job.resolve(s.value);
+      } else job.reject(s.error);
+    });
+  }
+
+  /** BEGIN IMMEDIATE; while another process holds the write lock, tries again on a timer. */
+  private async begin(): Promise<void> {
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+      try {
+        this.stmt.begin.run();
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err;
+      }
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+
+  /** Lets the queued writes commit and become durable, then refuses new ones. */
+  async close(): Promise<void> {
+    this.closing = true;
+    while (this.running || this.scheduled || this.queue.length || this.waitingForSync) {
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+}

@@ -1,0 +1,79 @@
+// The one write path of plants, called by both stores: it reads what each write touches,
+// decides with the domain's rules, applies the row changes and writes their outbox events,
+// all inside the caller's transaction.
+import type { PlantRecord } from '../domain/plant.js';
+import {
+  decideWrite,
+  eventOf,
+  writeId,
+  type PlantWrite,
+  type RowChange,
+  type WriteOutcome,
+} from '../domain/plant-write.js';
+import { newEvent, type EventType, type NewEvent } from '../domain/webhook.js';
+
+/** What a write touches: the plants stored under its ids, and the events someone subscribes to. */
+export interface Current {
+  plants: Map<bigint, PlantRecord>;
+  /** Event types an enabled webhook endpoint wants: a change of another type writes no outbox row. */
+  subscribed: ReadonlySet<EventType>;
+}
+
+/** What a store offers the write path inside one of its transactions. */
+export interface PlantTx {
+  /** The plants stored under these (distinct) ids now, locked until the transaction ends. */
+  read(ids: bigint[]): Promise<Current>;
+  /** Inserts these plants where their id is free; resolves to the ids it inserted. */
+  insert(plants: PlantRecord[]): Promise<Set<bigint>>;
+  update(plants: PlantRecord[]): Promise<void>;
+  delete(ids: bigint[]): Promise<void>;
+  /** Writes the outbox rows of these events (for the subscribers that want them). */
+  emit(events: NewEvent[]): Promise<void>;
+}
+
+/**
+ * Splits writes into rounds of distinct ids, keeping their order: a write sees what an earlier
+ * write of the same id did, as if they had come one after the other.
+ */
+function rounds(writes: PlantWrite[]): number[][] {
+  const out: number[][] = [];
+  const seen = new Map<bigint, number>();
+  writes.forEach((w, i) => {
+    const id = writeId(w);
+    const r = seen.get(id) ?? 0;
+    seen.set(id, r + 1);
+    (out[r] ??= []).push(i);
+  });
+  return out;
+}
+
+/** A creation may find its id taken by another instance between read and insert, at most this often. */
+const MAX_ATTEMPTS = 3;
+
+/** Applies the writes in order in `tx`; one outcome per write. */
+export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.now()): Promise<WriteOutcome[]> {
+  const outcomes: WriteOutcome[] = new Array<WriteOutcome>(writes.length);
+  for (const round of rounds(writes)) {
+    let pending = round;
+    for (let attempt = 1; pending.length > 0; attempt++) {
+      if (attempt > MAX_ATTEMPTS)
+        throw new Error('plants were created and deleted again and again while being written');
+      const current = await tx.read(pending.map((i) => writeId(writes[i]!)));
+      const decided = pending.map((i) => ({ i, ...decideWrite(writes[i]!, current.plants.get(writeId(writes[i]!))) }));
+      const inserts = decided.filter((d) => d.change?.kind === 'insert');
+      const inserted = inserts.length ? await tx.insert(inserts.map((d) => d.change!.plant)) : new Set<bigint>();
+      // An insert that found its id taken lost a race with another writer: decided again next time.
+      const lost = new Set(inserts.filter((d) => !inserted.has(d.change!.plant.id)).map((d) => d.i));
+      const done = decided.filter((d) => !lost.has(d.i));
+      const changes = done.flatMap((d) => (d.change ? [d.change] : []));
+      const of = (kind: RowChange['kind']) => changes.filter((c) => c.kind === kind).map((c) => c.plant);
+      if (of('update').length) await tx.update(of('update'));
+      if (of('delete').length) await tx.delete(of('delete').map((p) => p.id));
+      const announced = changes.filter((c) => current.subscribed.has(eventOf(c)));
+      if (announced.length) await tx.emit(announced.map((c) => newEvent(eventOf(c), c.plant, now)));
+      for (const d of done) outcomes[d.i] = d.outcome;
+      pending = pending.filter((i) => lost.has(i));
+    }
+  }
+  return outcomes;
+}

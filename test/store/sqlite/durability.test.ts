@@ -1,0 +1,193 @@
+// Power-loss durability, shown from the order of system calls: a SIGKILL cannot show it (the
+// page cache outlives the process), so the built server runs under strace, and for every write
+// the test finds, in order: the WAL page that holds it written (pwrite64 on the -wal file), an
+// fdatasync of the -wal file that started after that write and returned, and only then the 2xx
+// that answers it. For a lone write, and for 50 concurrent ones sharing commits.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { postPlant, send } from '../../support/http.js';
+import { startServer, type ServerProcess } from '../../support/server.js';
+
+const STRACE = ['/usr/bin/strace', '/bin/strace'].find((p) => existsSync(p));
+const skip =
+  !STRACE && process.env.CI !== 'true'
+    ? 'strace is not installed (apt-get install -y strace); with CI=true this test fails instead'
+    : false;
+
+interface Call {
+  line: number;
+  pid: string;
+  name: string;
+  fd: number;
+  /** The call's text as strace printed it (buffer contents included). */
+  text: string;
+  /** Line of its result: the same line, or the "resumed" line of an unfinished call. */
+  done: number;
+  result: string;
+}
+
+/** The calls of a `strace -f` log, each with the line it started on and the line it returned on. */
+function parse(log: string): Call[] {
+  const calls: Call[] = [];
+  const open = new Map<string, Call>();
+  log.split('\n').forEach((raw, line) => {
+    const m = /^(\d+)\s+(.*)$/.exec(raw);
+    if (!m) return;
+    const [, pid, rest] = m as unknown as [string, string, string];
+    const resumed = /^<\.\.\. (\w+) resumed>.*= (-?\w+)/.exec(rest);
+    if (resumed) {
+      const call = open.get(`${pid}:${resumed[1]}`);
+      if (call) {
+        call.done = line;
+        call.result = resumed[2]!;
+        open.delete(`${pid}:${resumed[1]}`);
+      }
+      return;
+    }
+    const start = /^(\w+)\((\d+)?/.exec(rest);
+    if (!start) return;
+    const call: Call = { line, pid, name: start[1]!, fd: Number(start[2] ?? -1), text: rest, done: line, result: '' };
+    if (rest.endsWith('<unfinished ...>')) open.set(`${pid}:${call.name}`, call);
+    else call.result = /= (-?\w+)/.exec(rest.slice(rest.lastIndexOf(')')))?.[1] ?? '';
+    calls.push(call);
+  });
+  return calls;
+}
+
+/** The server under strace: the first process of its log (strace itself only detaches on a signal). */
+function tracee(traceFile: string): number {
+  return Number(/^(\d+) /.exec(readFileSync(traceFile, 'utf8'))![1]);
+}
+
+/** Kills the server, then strace with it; a server left behind would hold the test's pipes open. */
+async function stopTraced(server: ServerProcess | undefined, traceFile: string): Promise<void> {
+  try {
+    process.kill(tracee(traceFile), 'SIGKILL');
+  } catch {
+    // already gone
+  }
+  await server?.dispose();
+}
+
+describe('durability: the fsync comes before the 2xx', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-strace-'));
+  const traceFile = join(dir, 'trace.log');
+  let server: ServerProcess;
+
+  before(async () => {
+    server = await startServer({
+      dataDir: dir,
+      wrapper: [
+        STRACE!,
+        '-f',
+        '-qq',
+        '-s',
+        '65536',
+        '-e',
+        'trace=openat,pwrite64,fdatasync,fsync,write,writev',
+        '-o',
+        traceFile,
+      ],
+    });
+  });
+  after(async () => {
+    await stopTraced(server, traceFile);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes the WAL, syncs it, then answers: a lone write and 50 concurrent ones', async () => {
+    // Names of one length, none the start of another, so a page holding one names it alone.
+    const names = ['durable-lone'];
+    assert.equal((await postPlant(server.url, server.token, '{"id":1,"name":"durable-lone"}')).status, 200);
+    const concurrent = Array.from({ length: 50 }, (_, i) => `durable-${String(i).padStart(4, '0')}`);
+    names.push(...concurrent);
+    const answers = await Promise.all(
+      concurrent.map((name, i) => postPlant(server.url, server.token, `{"id":${100 + i},"name":"${name}"}`)),
+    );
+    assert.ok(answers.every((a) => a.status === 200));
+    // SIGTERM to the server itself (the first process of the log), not to strace, which would
+    // only detach; strace ends when it does.
+    const log = () => readFileSync(traceFile, 'utf8');
+    process.kill(tracee(traceFile), 'SIGTERM');
+    await server.stop();
+
+    const calls = parse(log());
+    // The -wal file's descriptors: SQLite's (written) and the store's own (synced).
+    const walFds = new Set(
+      calls
+        .filter((c) => c.name === 'openat' && /-wal"/.test(c.text) && /^\d+$/.test(c.result))
+        .map((c) => Number(c.result)),
+    );
+    assert.ok(walFds.size >= 1, 'the server opened the -wal file');
+    const walWrites = calls.filter((c) => c.name === 'pwrite64' && walFds.has(c.fd));
+    const walSyncs = calls.filter(
+      (c) => (c.name === 'fdatasync' || c.name === 'fsync') && walFds.has(c.fd) && c.result === '0',
+    );
+    const responses = calls.filter(
+      (c) => (c.name === 'writev' || c.name === 'write') && c.text.includes('HTTP/1.1 200'),
+    );
+    let sharedSyncs = new Set<number>();
+    for (const name of names) {
+      const written = walWrites.find((c) => c.text.includes(name));
+      assert.ok(written, `no WAL write holds ${name}`);
+      // strace writes the body's quotes escaped: {\"name\":\"…\"}.
+      const answered = responses.find((c) => c.text.includes(`\\"name\\":\\"${name}\\"`));
+      assert.ok(answered, `no response names ${name}`);
+      const sync = walSyncs.find((s) => s.line > written.done && s.done < answered.line);
+      assert.ok(
+        sync,
+        `${name}: WAL written on line ${written.line}, answered on line ${answered.line}, with no fdatasync of the WAL between`,
+      );
+      sharedSyncs = new Set([...sharedSyncs, sync.line]);
+    }
+    // 51 writes, far fewer syncs: concurrent writes share them (group commit).
+    assert.ok(sharedSyncs.size < names.length, `${sharedSyncs.size} syncs for ${names.length} writes`);
+  });
+});
+
+describe('durability: a failed fdatasync is never acknowledged', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-eio-'));
+  const traceFile = join(dir, 'trace.log');
+  let server: ServerProcess;
+
+  before(async () => {
+    // strace makes the third fdatasync fail with EIO, as a failing disk would; the next ones
+    // succeed, and must not be trusted: the pages that failed may be gone.
+    server = await startServer({
+      dataDir: dir,
+      wrapper: [
+        STRACE!,
+        '-f',
+        '-qq',
+        '-o',
+        traceFile,
+        '-e',
+        'trace=fdatasync',
+        '-e',
+        'inject=fdatasync:error=EIO:when=3',
+      ],
+    });
+  });
+  after(async () => {
+    await stopTraced(server, traceFile);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers 503 to the write whose sync failed and to every write after it, and /readyz says why', async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 5; i++)
+      statuses.push((await postPlant(server.url, server.token, `{"id":${i},"name":"p${i}"}`)).status);
+    const firstFailure = statuses.indexOf(503);
+    assert.ok(firstFailure >= 0, `no write failed: ${statuses.join(' ')}`);
+    assert.ok(
+      statuses.slice(firstFailure).every((s) => s === 503),
+      statuses.join(' '),
+    );
+    const ready = await send(server.url, { path: '/readyz' });
+    assert.equal(ready.status, 503);
+    assert.match(ready.text, /failed to sync the store \(EIO\)/);
+  });
+});

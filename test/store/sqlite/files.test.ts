@@ -1,0 +1,45 @@
+// The store's files: created owner-only (they hold token hashes and maybe webhook secrets); only
+// the default ./data directory is created for you, so a mistyped path fails at once.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { openStore } from '../../../src/store/open-store.js';
+import { runCli } from '../../support/cli.js';
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+describe('the store files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-files-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('creates ./data (0700) and the store, its WAL and its shared memory (0600) by default', async () => {
+    const r = runCli(['token', 'create', '--name', 'files'], { DATABASE_URL: undefined }, undefined, dir);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(mode(join(dir, 'data')), 0o700);
+    // A clean close removes the WAL and the shared memory: they are looked at while open.
+    const { store } = await openStore({
+      databaseUrl: `sqlite:${join(dir, 'data', 'plant-store.db')}`,
+      databasePoolSize: 1,
+    });
+    try {
+      for (const file of ['plant-store.db', 'plant-store.db-wal', 'plant-store.db-shm']) {
+        assert.equal(mode(join(dir, 'data', file)), 0o600, file);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a store whose directory does not exist, in one line, creating nothing', () => {
+    const missing = join(dir, 'no', 'such', 'dir');
+    const r = runCli(['migrate'], { DATABASE_URL: `sqlite:${join(missing, 'store.db')}` });
+    assert.equal(r.status, 1);
+    assert.equal(
+      r.stderr,
+      `plant-store: the store's directory ${missing} does not exist; create it first (only ./data is created for you)\n`,
+    );
+    assert.ok(!existsSync(join(dir, 'no')));
+  });
+});

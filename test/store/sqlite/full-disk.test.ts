@@ -1,0 +1,100 @@
+// A full disk, made with a small tmpfs: the commands that only read (export, token list,
+// migrate on a current schema) work; the server starts, serves reads, answers writes 503, says
+// why on /readyz and in a metric, and takes writes again once there is room. Needs root (mount);
+// skipped otherwise, except with CI=true, where it fails.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runCli } from '../../support/cli.js';
+import { postPlant, send } from '../../support/http.js';
+import { pollUntil } from '../../support/poll.js';
+import { newToken, startServer, type ServerProcess } from '../../support/server.js';
+
+const root = process.getuid?.() === 0;
+const skip =
+  !root && process.env.CI !== 'true' ? 'mounting a tmpfs needs root; with CI=true this test fails instead' : false;
+
+/** Writes zeros until the disk has no room left (bounded by the tmpfs's size). */
+function fill(path: string): void {
+  const fd = openSync(path, 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (let i = 0; i < 1024; i++) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('a full disk', { skip }, () => {
+  const mount = mkdtempSync(join(tmpdir(), 'plant-store-full-'));
+  const databaseUrl = `sqlite:${join(mount, 'store.db')}`;
+  const filler = join(mount, 'filler');
+  const env = { DATABASE_URL: databaseUrl };
+  // Registered at the first start; the second start, on a full disk, finds it and writes nothing.
+  const token = newToken();
+  let server: ServerProcess | undefined;
+
+  before(() => {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mount]);
+  });
+  after(async () => {
+    await server?.kill();
+    execFileSync('umount', [mount]);
+    rmSync(mount, { recursive: true, force: true });
+  });
+
+  const reads = async (s: ServerProcess) =>
+    send(s.url, { path: '/plants', headers: { authorization: `Bearer ${s.token}` } });
+
+  it('a running server answers writes 503, says why, and takes them again once there is room', async () => {
+    server = await startServer({ databaseUrl, token });
+    assert.equal((await postPlant(server.url, server.token, '{"id":1,"name":"before"}')).status, 200);
+    fill(filler);
+    const refused = await postPlant(server.url, server.token, '{"id":2,"name":"full"}');
+    assert.equal(refused.status, 503, refused.text);
+    assert.match(refused.text, /disk is full/);
+    const ready = await send(server.url, { path: '/readyz' });
+    assert.equal(ready.status, 503);
+    assert.match(ready.text, /disk is full/);
+    const metrics = await send(server.url, { path: '/metrics', headers: { authorization: `Bearer ${server.token}` } });
+    assert.match(metrics.text, /^plant_store_store_writable 0$/m);
+    assert.equal((await reads(server)).status, 200);
+    rmSync(filler);
+    assert.ok(await pollUntil(async () => (await send(server!.url, { path: '/readyz' })).status === 200, 5000));
+    assert.equal((await postPlant(server.url, server.token, '{"id":2,"name":"room again"}')).status, 200);
+    assert.equal(await server.stop(), 0);
+    server = undefined;
+  });
+
+  it('export, token list and migrate work, and the server starts, when the disk is full', async () => {
+    fill(filler);
+    const exported = runCli(['export'], env);
+    assert.equal(exported.status, 0, exported.stderr);
+    assert.equal(exported.stdout, '{"id":1,"name":"before"}\n{"id":2,"name":"room again"}\n');
+    const listed = runCli(['token', 'list', '--json'], env);
+    assert.equal(listed.status, 0, listed.stderr);
+    const migrated = runCli(['migrate'], env);
+    assert.equal(migrated.status, 0, migrated.stderr);
+    assert.match(migrated.stdout, /up to date/);
+    const imported = runCli(['import'], env, '{"id":3,"name":"x"}\n');
+    assert.equal(imported.status, 1);
+    assert.match(imported.stderr, /^plant-store: .*full/);
+    assert.equal(imported.stderr.trim().split('\n').length, 1, 'one line');
+
+    server = await startServer({ databaseUrl, token });
+    assert.ok(server.stdout.some((l) => l.includes('the disk was full when the store was opened')));
+    assert.equal((await send(server.url, { path: '/readyz' })).status, 503);
+    assert.equal((await reads(server)).status, 200);
+    assert.equal((await postPlant(server.url, server.token, '{"id":3,"name":"full"}')).status, 503);
+    rmSync(filler);
+    assert.ok(await pollUntil(async () => (await send(server!.url, { path: '/readyz' })).status === 200, 5000));
+    assert.equal((await postPlant(server.url, server.token, '{"id":3,"name":"room again"}')).status, 200);
+    assert.equal(await server.stop(), 0);
+    server = undefined;
+  });
+});

@@ -1,0 +1,222 @@
+// The write path's contract, the same cases on both stores: creation, an identical retry and a
+// conflict; replace, patch and delete with their outcomes; If-Match; an event only for a real
+// change; writes of one id in one batch seeing each other; concurrent writes sharing commits; a
+// write that fails failing alone. Without HTTP: the stores themselves, as `openStore` opens them.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { etagOf, type PlantWrite } from '../../src/domain/plant-write.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import {
+  createTestStore,
+  postgresSql,
+  stores,
+  suiteOptions,
+  type StoreKind,
+  type TestStore,
+} from '../support/stores.js';
+
+const open = async (databaseUrl: string) => (await openStore({ databaseUrl, databasePoolSize: 4 })).store;
+
+/**
+ * Triggers that make a write fail, planted from outside the store: the insert of a plant named
+ * `abort`, and the outbox event of a plant named `abort-event` (after its row was written).
+ */
+async function plantFailure(kind: StoreKind, databaseUrl: string): Promise<void> {
+  if (kind === 'sqlite') {
+    const db = new Database(databaseUrl.slice('sqlite:'.length));
+    db.exec(`CREATE TRIGGER abort_insert BEFORE INSERT ON plants WHEN NEW.name = 'abort'
+               BEGIN SELECT RAISE(ABORT, 'planted failure'); END;
+             CREATE TRIGGER abort_event BEFORE INSERT ON events WHEN NEW.body LIKE '%"abort-event"%'
+               BEGIN SELECT RAISE(ABORT, 'planted failure'); END;`);
+    db.close();
+    return;
+  }
+  const schema = new URL(databaseUrl).searchParams.get('schema');
+  await postgresSql(`
+    CREATE FUNCTION ${schema}.abort_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.name = 'abort' THEN RAISE EXCEPTION 'planted failure'; END IF; RETURN NEW; END $$;
+    CREATE TRIGGER abort_insert BEFORE INSERT ON ${schema}.plants FOR EACH ROW EXECUTE FUNCTION ${schema}.abort_insert();
+    CREATE FUNCTION ${schema}.abort_event() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.body LIKE '%"abort-event"%' THEN RAISE EXCEPTION 'planted failure'; END IF; RETURN NEW; END $$;
+    CREATE TRIGGER abort_event BEFORE INSERT ON ${schema}.events FOR EACH ROW EXECUTE FUNCTION ${schema}.abort_event();`);
+}
+
+for (const kind of stores) {
+  describe(`the write path [${kind}]`, suiteOptions(kind), () => {
+    let db: TestStore;
+    let store: Store;
+    before(async () => {
+      db = createTestStore(kind);
+      store = await open(db.databaseUrl);
+      await store.insertEndpoint({
+        id: 'ep_all',
+        url: 'http://127.0.0.1:9/hook',
+        events: ['plant.created', 'plant.updated', 'plant.deleted'],
+        secret: 'whsec_AAAA',
+        enabled: true,
+        disabledReason: null,
+        createdAt: new Date(),
+      });
+      await plantFailure(kind, db.databaseUrl);
+    });
+    after(async () => {
+      await store?.close();
+      await db?.drop();
+    });
+
+    const write = (w: PlantWrite) => store.writePlant(w);
+    /** Events written since the last call (each pending delivery of the one endpoint is one event). */
+    let seen = 0;
+    async function newEvents(): Promise<number> {
+      const now = await store.countPendingDeliveries();
+      const fresh = now - seen;
+      seen = now;
+      return fresh;
+    }
+
+    it('creates once: a new plant, an identical retry, a conflict; an event for the creation only', async () => {
+      await newEvents();
+      const plant = { id: 9_223_372_036_854_775_807n, name: 'Monstera', tag: '' };
+      assert.deepEqual(await write({ kind: 'create', plant }), { kind: 'created', plant });
+      assert.deepEqual(await write({ kind: 'create', plant }), { kind: 'unchanged', plant });
+      assert.deepEqual(await write({ kind: 'create', plant: { id: plant.id, name: 'Monstera' } }), {
+        kind: 'conflict',
+        existing: plant,
+      });
+      assert.equal(await newEvents(), 1);
+      assert.deepEqual(await store.getPlant(plant.id), plant);
+    });
+
+    it('replaces, patches and deletes with their outcomes; unchanged content writes no event', async () => {
+      await write({ kind: 'create', plant: { id: 10n, name: 'Fern', tag: 'green' } });
+      await newEvents();
+      assert.deepEqual(await write({ kind: 'replace', plant: { id: 10n, name: 'Fern', tag: 'green' } }), {
+        kind: 'unchanged',
+        plant: { id: 10n, name: 'Fern', tag: 'green' },
+      });
+      assert.equal(await newEvents(), 0);
+      assert.deepEqual(await write({ kind: 'replace', plant: { id: 10n, name: 'Boston fern' } }), {
+        kind: 'updated',
+        plant: { id: 10n, name: 'Boston fern' },
+      });
+      assert.deepEqual(await write({ kind: 'patch', id: 10n, patch: { tag: 'indoor' } }), {
+        kind: 'updated',
+        plant: { id: 10n, name: 'Boston fern', tag: 'indoor' },
+      });
+      assert.deepEqual(await write({ kind: 'patch', id: 10n, patch: { tag: null } }), {
+        kind: 'updated',
+        plant: { id: 10n, name: 'Boston fern' },
+      });
+      assert.equal((await write({ kind: 'patch', id: 10n, patch: {} })).kind, 'unchanged');
+      assert.equal(await newEvents(), 3);
+      assert.deepEqual(await write({ kind: 'delete', id: 10n }), {
+        kind: 'deleted',
+        plant: { id: 10n, name: 'Boston fern' },
+      });
+      for (const w of [
+        { kind: 'delete', id: 10n },
+        { kind: 'replace', plant: { id: 10n, name: 'x' } },
+        { kind: 'patch', id: 10n, patch: { name: 'x' } },
+      ] as PlantWrite[]) {
+        assert.deepEqual(await write(w), { kind: 'not-found' });
+      }
+      assert.equal(await newEvents(), 1);
+      assert.equal(await store.getPlant(10n), undefined);
+    });
+
+    it('holds If-Match: the current ETag or *, else precondition-failed and nothing changes', async () => {
+      const plant = { id: 20n, name: 'Cactus' };
+      await write({ kind: 'create', plant });
+      const etag = etagOf(plant);
+      const stale = etagOf({ id: 20n, name: 'Old cactus' });
+      assert.deepEqual(await write({ kind: 'replace', plant: { id: 20n, name: 'Tall cactus' }, ifMatch: [stale] }), {
+        kind: 'precondition-failed',
+        current: plant,
+      });
+      assert.equal((await write({ kind: 'delete', id: 20n, ifMatch: [stale] })).kind, 'precondition-failed');
+      assert.deepEqual(await store.getPlant(20n), plant);
+      const updated = await write({ kind: 'patch', id: 20n, patch: { name: 'Tall cactus' }, ifMatch: [stale, etag] });
+      assert.equal(updated.kind, 'updated');
+      assert.equal((await write({ kind: 'delete', id: 20n, ifMatch: '*' })).kind, 'deleted');
+      assert.deepEqual(await write({ kind: 'delete', id: 20n, ifMatch: '*' }), {
+        kind: 'precondition-failed',
+        current: undefined,
+      });
+    });
+
+    it('lets writes of one id in one batch see each other, in order', async () => {
+      const outcomes = await store.writePlants([
+        { kind: 'create', plant: { id: 30n, name: 'a' } },
+        { kind: 'create', plant: { id: 30n, name: 'a' } },
+        { kind: 'create', plant: { id: 30n, name: 'b' } },
+        { kind: 'replace', plant: { id: 30n, name: 'c' } },
+        { kind: 'delete', id: 30n },
+        { kind: 'create', plant: { id: 30n, name: 'd' } },
+      ]);
+      assert.deepEqual(
+        outcomes.map((o) => o.kind),
+        ['created', 'unchanged', 'conflict', 'updated', 'deleted', 'created'],
+      );
+      assert.deepEqual(await store.getPlant(30n), { id: 30n, name: 'd' });
+    });
+
+    it('creates an id once under concurrent creations, on one store object or two (two instances)', async () => {
+      const other = await open(db.databaseUrl);
+      try {
+        for (let round = 0; round < 5; round++) {
+          const id = 40n + BigInt(round);
+          const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+          const outcomes = await Promise.all(
+            names.map((name, i) => (i % 2 ? other : store).writePlant({ kind: 'create', plant: { id, name } })),
+          );
+          const created = outcomes.filter((o) => o.kind === 'created');
+          assert.equal(
+            created.length,
+            1,
+            JSON.stringify(outcomes, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)),
+          );
+          assert.equal(outcomes.filter((o) => o.kind === 'conflict').length, names.length - 1);
+          assert.deepEqual(await store.getPlant(id), (created[0] as { plant: unknown }).plant);
+        }
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('gives concurrent writes few commits, and fails a failing write alone', async () => {
+      const before = store.writeStats!();
+      const writes = Array.from({ length: 200 }, (_, i) =>
+        write({ kind: 'create', plant: { id: 1000n + BigInt(i), name: i === 57 ? 'abort' : `p${i}` } }),
+      );
+      const settled = await Promise.allSettled(writes);
+      const after = store.writeStats!();
+      assert.equal(settled.filter((s) => s.status === 'rejected').length, 1, 'only the planted failure');
+      assert.equal(settled[57]!.status, 'rejected');
+      // SQLite: one transaction and one fsync for all of them; PostgreSQL: a few batches, and the
+      // failed one split in halves down to the failing write (about 2 log2(n) transactions).
+      const commits = after.commits - before.commits;
+      assert.ok(commits <= (kind === 'sqlite' ? 2 : 20), `${commits} commits for 200 writes`);
+      assert.equal(after.writes - before.writes, 199);
+      assert.equal(await store.getPlant(1057n), undefined);
+      assert.deepEqual(await store.getPlant(1058n), { id: 1058n, name: 'p58' });
+      // The store goes on writing.
+      assert.equal((await write({ kind: 'create', plant: { id: 1057n, name: 'fine' } })).kind, 'created');
+    });
+
+    it('leaves nothing of a write that failed after its row was written (the outbox failed)', async () => {
+      const settled = await Promise.allSettled([
+        write({ kind: 'create', plant: { id: 2000n, name: 'before' } }),
+        write({ kind: 'create', plant: { id: 2001n, name: 'abort-event' } }),
+        write({ kind: 'create', plant: { id: 2002n, name: 'after' } }),
+      ]);
+      assert.deepEqual(
+        settled.map((s) => s.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      assert.equal(await store.getPlant(2001n), undefined, 'the plant went with its failed event');
+      assert.deepEqual(await store.getPlant(2002n), { id: 2002n, name: 'after' });
+    });
+  });
+}

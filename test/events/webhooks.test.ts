@@ -293,7 +293,7 @@ describe('webhook add refuses unsafe URLs', () => {
       }).status,
       1,
     );
-    assert.equal(runCli(['webhook', 'list', '--json'], env).stdout, '');
+    assert.equal(runCli(['webhook', 'list', '--json'], env).stdout, '[]\n');
   });
 
   it('the dispatcher refuses a loopback subscriber when private addresses are not allowed', async () => {

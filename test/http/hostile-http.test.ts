@@ -60,7 +60,11 @@ for (const store of stores) {
           ['GET', '/plants'],
           ['GET', '/healthz'],
         ] as const) {
-          for (const headers of [{ 'content-type': 'application/json' }, { 'content-type': 'text/plain' }, {}]) {
+          for (const headers of [
+            { 'content-type': 'application/json' },
+            { 'content-type': 'text/plain' },
+            {},
+          ] as Record<string, string>[]) {
             const r = await send(server, { method, path, headers: { ...auth(), ...headers }, body: '{}' });
             assert.equal(r.status, 400, `${method} ${path}: ${r.text}`);
             assert.match((r.json as { message: string }).message, /takes no request body/);

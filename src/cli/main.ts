@@ -11,6 +11,7 @@ import { migrateCommand } from './migrate-command.js';
 import { fail } from './output.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
+import { wholeStoreCommands } from './whole-store-commands.js';
 
 const program = new Command('plant-store').description('The Plant Store service and its administration commands.');
 // The installed package's version, read when the command runs (dist/cli/ is two levels down).
@@ -42,6 +43,7 @@ migrateCommand(program);
 tokenCommands(program);
 backupCommands(program);
 webhookCommands(program);
+wholeStoreCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);

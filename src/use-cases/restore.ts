@@ -268,12 +268,25 @@ export async function restoreStore(
     let webhooks: WebhookEndpoint[] = [];
     let plants: PlantRecord[] = [];
     let lastId: bigint | undefined;
+    // One batch of plants is inserted while the next is read: the store's work and the reading overlap.
+    let inserting: Promise<unknown> = Promise.resolve();
+    let failure: { error: unknown } | undefined;
+    const settle = async () => {
+      await inserting;
+      if (failure) throw failure.error;
+    };
     const flushPlants = async () => {
+      await settle();
       if (plants.length === 0) return;
-      const inserted = await target.insertPlants(plants);
-      if (inserted !== plants.length) throw new Error('a restored plant was already in the store');
-      report.plants += plants.length;
+      const batch = plants;
       plants = [];
+      inserting = target.insertPlants(batch).then(
+        (inserted) => {
+          if (inserted !== batch.length) failure ??= { error: new Error('a restored plant was already in the store') };
+          else report.plants += batch.length;
+        },
+        (error: unknown) => void (failure ??= { error }),
+      );
     };
     let end: { line: number; record: Obj } | undefined;
     let lastLine = 1;
@@ -345,6 +358,7 @@ export async function restoreStore(
       throw new RestoreRefusedError(`the backup is truncated: it ends at line ${lastLine}, without its end record`);
     }
     await flushPlants();
+    await settle();
     await target.insertTokens(tokens);
     report.tokens += tokens.length;
     await target.insertEndpoints(webhooks);

@@ -150,6 +150,32 @@ for (const kind of stores) {
       }
     });
 
+    it('streams: with the JavaScript heap capped at 16 MB, restores and backs up 250,000 plants (a 20 MB file)', async () => {
+      const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+      const { join } = await import('node:path');
+      const { tmpdir } = await import('node:os');
+      const count = 250_000;
+      const lines = [header({ store: kind })];
+      for (let i = 1; i <= count; i++)
+        lines.push(plantLine(BigInt(i) * 36_893_488_147_419n - 2n ** 62n, `plant number ${i}`, `tag ${i % 7}`));
+      const big = backupFile(lines);
+      assert.ok(big.length > 20_000_000);
+      const capped = { NODE_OPTIONS: '--max-old-space-size=16' };
+      const target = fresh();
+      const r = runCli(['restore'], { ...env(target), ...capped }, big);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^restore: 250000 plants, 0 tokens, 0 webhook endpoints/);
+      const dir = mkdtempSync(join(tmpdir(), 'plant-store-backup-'));
+      try {
+        const file = join(dir, 'big.backup');
+        const again = runCli(['backup', '--output', file], { ...env(target), ...capped });
+        assert.equal(again.status, 0, again.stderr);
+        assert.deepEqual(backupLines(readFileSync(file, 'utf8')).slice(1, -1), backupLines(big).slice(1, -1));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('refuses a store that is not empty, in one line, and changes nothing', async () => {
       const withToken = fresh();
       assert.equal(runCli(['token', 'create', '--name', 'x'], env(withToken)).status, 0);

@@ -84,9 +84,20 @@ describe("from SQLite to PostgreSQL with README's commands", suiteOptions('postg
           r.stdout,
           /^restore: 2 plants, 3 tokens, 1 webhook endpoint from a backup of .* sqlite schema \d+\)\n$/,
         );
+        assert.equal(r.stderr, '', 'the key given opens the sealed secret: no warning');
       }
     }
     await sqliteServer.stop();
+
+    // Restored where WEBHOOK_SECRET_KEY is not set, the sealed secret is kept, with a warning.
+    const keyless = createTestStore('postgres');
+    cleanups.push(() => keyless.drop());
+    const elsewhere = runCli(['restore', '--input', join(dir, 'store.backup')], { DATABASE_URL: keyless.databaseUrl });
+    assert.equal(elsewhere.status, 0, elsewhere.stderr);
+    assert.match(
+      elsewhere.stderr,
+      /^plant-store: 1 webhook secret of this backup is sealed with a WEBHOOK_SECRET_KEY that this environment does not have/,
+    );
 
     // The PostgreSQL service, with the same WEBHOOK_SECRET_KEY, and no bootstrap token of its own.
     const pgServer = await startServer({ databaseUrl: pg.databaseUrl, env: { ...env, PLANT_STORE_TOKEN: undefined } });

@@ -1,10 +1,74 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 
-/** Tokens can be pasted into a URL by mistake; they must never reach the log. */
+const REDACTED = '[redacted]';
+/** Query parameters whose value is a credential, whatever it looks like (compared decoded, lower case). */
+const SECRET_NAMES = new Set(['access_token', 'token', 'api_key', 'apikey', 'id_token', 'refresh_token']);
+/** Managed tokens start with `pst_`; compared on the decoded text, in any case. */
+const TOKEN_MARK = /pst_/i;
+/** Nothing in a URL without these can hide a token: the common case costs one test. */
+const MAYBE_SECRET = /[%+]|pst_|token|api_?key/i;
+const HEX = /^[0-9A-Fa-f]{2}$/;
+
+/**
+ * Percent-decodes `text` as far as it goes, never throwing: valid `%XX` escapes become bytes,
+ * anything else (`%`, `%zz`, a truncated escape) stays as it is, and bytes that are not UTF-8
+ * become U+FFFD. Repeated while it changes something (at most 4 times), so double encoding
+ * (`%2570st_`) decodes too. With `plus`, `+` is a space first, as in a query string.
+ */
+export function lenientDecode(text: string, plus = false): string {
+  let current = plus ? text.replace(/\+/g, ' ') : text;
+  for (let round = 0; round < 4 && current.includes('%'); round++) {
+    const bytes: number[] = [];
+    for (let i = 0; i < current.length; i++) {
+      const escape = current.slice(i + 1, i + 3);
+      if (current[i] === '%' && HEX.test(escape)) {
+        bytes.push(parseInt(escape, 16));
+        i += 2;
+      } else {
+        const code = current.codePointAt(i)!;
+        if (code > 0xffff) i++;
+        bytes.push(...Buffer.from(String.fromCodePoint(code), 'utf8'));
+      }
+    }
+    const next = Buffer.from(bytes).toString('utf8');
+    if (next === current) break;
+    current = next;
+  }
+  return current;
+}
+
+function redactQueryPart(part: string): string {
+  const eq = part.indexOf('=');
+  const rawName = eq === -1 ? part : part.slice(0, eq);
+  const name = lenientDecode(rawName, true);
+  if (TOKEN_MARK.test(name)) return REDACTED;
+  if (eq === -1) return part;
+  const value = lenientDecode(part.slice(eq + 1), true);
+  if (SECRET_NAMES.has(name.trim().toLowerCase()) || TOKEN_MARK.test(value)) return `${rawName}=${REDACTED}`;
+  return part;
+}
+
+/**
+ * Tokens can be pasted into a URL by mistake; they must never reach the log. Judged on the
+ * decoded form, so no spelling walks past: a path segment whose decoded text holds `pst_` is
+ * redacted whole, and so is a query value that holds it or whose name is a credential's
+ * (`access_token`, `token`, `api_key`, ...), however they are percent-encoded, `+` included.
+ */
 export function redactUrl(url: string): string {
-  return url
-    .replace(/pst_[A-Za-z0-9_-]*/g, 'pst_[redacted]')
-    .replace(/([?&](?:access_token|token|api_key)=)[^&#]*/gi, '$1[redacted]');
+  if (!MAYBE_SECRET.test(url)) return url;
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const redactedPath = path
+    .split('/')
+    .map((segment) => (TOKEN_MARK.test(lenientDecode(segment)) ? REDACTED : segment))
+    .join('/');
+  if (q === -1) return redactedPath;
+  const query = url
+    .slice(q + 1)
+    .split(/([&;])/)
+    .map((piece) => (piece === '&' || piece === ';' ? piece : redactQueryPart(piece)))
+    .join('');
+  return `${redactedPath}?${query}`;
 }
 
 /** The one logger of a process: JSON lines on stdout (or `destination`), Authorization headers never written. */

@@ -1,7 +1,6 @@
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
-import { exportPlants, importPlants } from '../use-cases/export-import.js';
+import { exportPlants, importPlants, importProblems, splitLines } from '../use-cases/export-import.js';
 import { withServices } from './with-services.js';
 
 export function backupCommands(program: Command): void {
@@ -22,16 +21,14 @@ export function backupCommands(program: Command): void {
     .description('read NDJSON plants from stdin; identical plants are skipped, conflicting ones reported')
     .action(async () => {
       // stdin is read only once the store is open: lines that arrived while an asynchronous
-      // store (PostgreSQL) connected would otherwise be emitted before anyone listened.
-      const report = await withServices(({ store, doc }) =>
-        importPlants(store, doc, createInterface({ input: process.stdin, crlfDelay: Infinity })),
+      // store (PostgreSQL) connected would otherwise be emitted before anyone listened. It is
+      // read as bytes: each line goes to the same JSON reader as a request body.
+      const report = await withServices(({ store, doc, config }) =>
+        importPlants(store, doc, splitLines(process.stdin, config.bodyLimitBytes), {
+          maxLineBytes: config.bodyLimitBytes,
+        }),
       );
-      for (const bad of report.invalid) process.stderr.write(`line ${bad.line}: ${bad.message}\n`);
-      for (const r of report.refused) {
-        process.stderr.write(
-          `line ${r.line}: plant ${r.id} already exists with a different name or tag; left as it is\n`,
-        );
-      }
+      for (const p of importProblems(report)) process.stderr.write(`line ${p.line}: ${p.message}\n`);
       process.stdout.write(
         `import: ${report.created} created, ${report.skipped} skipped (identical), ` +
           `${report.refused.length} refused (conflicting), ${report.invalid.length} invalid line(s)\n`,

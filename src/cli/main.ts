@@ -8,10 +8,12 @@ import { StoreUnavailableError } from '../domain/errors.js';
 import { createServices } from '../services.js';
 import { backupCommands } from './backup-commands.js';
 import { migrateCommand } from './migrate-command.js';
-import { fail } from './output.js';
+import { fail, quietOnClosedPipe } from './output.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
 import { wholeStoreCommands } from './whole-store-commands.js';
+
+quietOnClosedPipe();
 
 const program = new Command('plant-store').description('The Plant Store service and its administration commands.');
 // The installed package's version, read when the command runs (dist/cli/ is two levels down).

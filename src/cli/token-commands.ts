@@ -1,12 +1,21 @@
 import type { Command } from 'commander';
-import { isActive, parseDuration, SCOPES, type Scope, type TokenRecord } from '../domain/token.js';
+import {
+  isActive,
+  MAX_TOKEN_LIFETIME_MS,
+  parseDuration,
+  SCOPES,
+  shownPrefix,
+  type Scope,
+  type TokenRecord,
+} from '../domain/token.js';
 import { createToken } from '../use-cases/create-token.js';
 import { revokeToken } from '../use-cases/revoke-token.js';
-import { fail } from './output.js';
+import { fail, printJson } from './output.js';
 import { printTable } from './table.js';
 import { withServices } from './with-services.js';
 
-const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').filter(Boolean)];
+/** Every item of every --scope, empty ones included, so `--scope ''` is refused rather than dropped. */
+const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((s) => s.trim())];
 
 export function tokenCommands(program: Command): void {
   const token = program.command('token').description('manage API tokens');
@@ -16,16 +25,21 @@ export function tokenCommands(program: Command): void {
     .description('create a token and print it, alone, on stdout (it is never shown again)')
     .requiredOption('--name <name>', 'what the token is for')
     .option('--scope <scope>', `a scope to grant, repeatable (${SCOPES.join(', ')}); default: all`, collect)
-    .option('--expires-in <duration>', 'lifetime such as 30d, 12h, 90m, 2w; default: never expires')
+    .option('--expires-in <duration>', 'lifetime such as 30d, 12h, 90m, 2w, at most 3650d (10 years); default: never')
     .action(async (opts: { name: string; scope?: string[]; expiresIn?: string }) => {
       const name = opts.name.trim();
       if (!name || name.length > 200) fail('--name must be 1 to 200 characters');
+      if (opts.scope?.includes(''))
+        fail(`--scope needs a scope name (${SCOPES.join(', ')}); an empty one grants nothing`);
       const unknown = opts.scope?.find((s) => !(SCOPES as readonly string[]).includes(s));
       if (unknown !== undefined) fail(`unknown scope "${unknown}"; scopes are ${SCOPES.join(', ')}`);
       let expiresAt: Date | null = null;
       if (opts.expiresIn !== undefined) {
         const ms = parseDuration(opts.expiresIn);
         if (ms === undefined) fail(`--expires-in must look like 30d, 12h, 90m, 3600s or 2w (got "${opts.expiresIn}")`);
+        if (ms > MAX_TOKEN_LIFETIME_MS) {
+          fail(`--expires-in must be at most 3650d (10 years; 521w, 87600h) (got "${opts.expiresIn}")`);
+        }
         expiresAt = new Date(Date.now() + ms);
       }
       const created = await withServices(({ store }) =>
@@ -37,11 +51,11 @@ export function tokenCommands(program: Command): void {
   token
     .command('list')
     .description('list tokens (never the tokens themselves)')
-    .option('--json', 'one JSON object per line')
+    .option('--json', 'one JSON array of token objects')
     .action(async (opts: { json?: boolean }) => {
       const tokens = await withServices(({ store }) => store.listTokens());
       if (opts.json) {
-        for (const t of tokens) process.stdout.write(`${JSON.stringify(view(t))}\n`);
+        printJson(tokens.map(view));
         return;
       }
       const rows = tokens.map((t) => {
@@ -50,7 +64,7 @@ export function tokenCommands(program: Command): void {
           v.id,
           v.name,
           v.scopes.join(','),
-          `${v.prefix}…`,
+          v.prefix === null ? '(own value)' : `${v.prefix}…`,
           v.created,
           v.expires ?? '-',
           v.revoked ?? '-',
@@ -62,11 +76,17 @@ export function tokenCommands(program: Command): void {
 
   token
     .command('revoke')
-    .description('revoke a token; running servers refuse it within a second')
+    .description('revoke a token; running servers refuse it within a second (revoking it again changes nothing)')
     .argument('<id>', 'the token id shown by token list')
     .action(async (id: string) => {
-      await withServices(({ store }) => revokeToken(store, id));
-      process.stdout.write(`revoked ${id}\n`);
+      const message = await withServices(async ({ store }) => {
+        const known = (await store.listTokens()).find((t) => t.id === id);
+        if (known?.revokedAt)
+          return `token ${id} was already revoked at ${known.revokedAt.toISOString()}; nothing changed`;
+        await revokeToken(store, id);
+        return `revoked ${id}`;
+      });
+      process.stdout.write(`${message}\n`);
     });
 }
 
@@ -75,7 +95,8 @@ function view(t: TokenRecord) {
     id: t.id,
     name: t.name,
     scopes: t.scopes,
-    prefix: t.prefix,
+    /** null for a token whose value the operator chose: no part of it is shown. */
+    prefix: shownPrefix(t.prefix),
     created: t.createdAt.toISOString(),
     expires: t.expiresAt?.toISOString() ?? null,
     revoked: t.revokedAt?.toISOString() ?? null,

@@ -1,10 +1,14 @@
 import type { Command } from 'commander';
+import { NotFoundError } from '../domain/errors.js';
 import { EVENT_TYPES, type EventType } from '../domain/webhook.js';
 import { urlProblem } from '../events/address-guard.js';
 import { addWebhook, removeWebhook } from '../use-cases/webhooks.js';
-import { fail } from './output.js';
+import { fail, printJson } from './output.js';
 import { printTable } from './table.js';
 import { withServices } from './with-services.js';
+
+/** What `webhook add` generates: `ep_` and 12 random bytes in base64url. */
+const ENDPOINT_ID = /^ep_[A-Za-z0-9_-]{16}$/;
 
 /** `created` or `plant.created`, comma-separated. */
 function parseEvents(text: string): EventType[] {
@@ -34,22 +38,31 @@ export function webhookCommands(program: Command): void {
       // A URL that cannot be one is refused before the store is opened.
       const problem = urlProblem(url);
       if (problem !== undefined) fail(problem);
-      const { endpoint, secret } = await withServices(({ store, config }) => addWebhook(store, config, url, events));
+      const { endpoint, secret, sealed } = await withServices(async ({ store, config }) => ({
+        ...(await addWebhook(store, config, url, events)),
+        sealed: config.webhookSecretKey !== undefined,
+      }));
       process.stdout.write(`${endpoint.id}\n${secret}\n`);
       process.stderr.write(`plant-store: the secret above is shown only this once; store it with the receiver\n`);
+      if (!sealed) {
+        process.stderr.write(
+          'plant-store: warning: WEBHOOK_SECRET_KEY is not set, so the secret is stored unsealed: anyone who can ' +
+            'read the store or its backups can read it (set WEBHOOK_SECRET_KEY for the server and the CLI to seal new secrets)\n',
+        );
+      }
     });
 
   webhook
     .command('list')
     .description('list endpoints, their state and recent delivery outcomes (never their secrets)')
-    .option('--json', 'one JSON object per line')
+    .option('--json', 'one JSON array of endpoint objects')
     .option('--recent <n>', 'recent attempts to show per endpoint', '5')
     .action(async (opts: { json?: boolean; recent: string }) => {
       const recent = Number(opts.recent);
       if (!Number.isInteger(recent) || recent < 0 || recent > 1000) fail('--recent must be an integer from 0 to 1000');
       const list = await withServices(({ store }) => store.listEndpoints(recent));
       if (opts.json) {
-        for (const e of list) process.stdout.write(`${JSON.stringify(e)}\n`);
+        printJson(list);
         return;
       }
       printTable(
@@ -84,10 +97,24 @@ export function webhookCommands(program: Command): void {
 
   webhook
     .command('remove')
-    .description('unsubscribe an endpoint; its undelivered events are dropped')
+    .description('unsubscribe an endpoint; its undelivered events are dropped (removing it again changes nothing)')
     .argument('<id>', 'the endpoint id shown by webhook add and webhook list')
     .action(async (id: string) => {
-      await withServices(({ store }) => removeWebhook(store, id));
-      process.stdout.write(`removed ${id}\n`);
+      if (!ENDPOINT_ID.test(id)) fail(`"${id}" is not an endpoint id (ep_ and 16 characters, as webhook list shows)`);
+      const removed = await withServices(async ({ store }) => {
+        try {
+          await removeWebhook(store, id);
+          return true;
+        } catch (err) {
+          if (err instanceof NotFoundError) return false;
+          throw err;
+        }
+      });
+      // A removed endpoint leaves nothing behind, so "already removed" and "never added" look alike.
+      process.stdout.write(
+        removed
+          ? `removed ${id}\n`
+          : `webhook ${id} is not subscribed (already removed, or never added); nothing changed\n`,
+      );
     });
 }

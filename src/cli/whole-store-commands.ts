@@ -96,7 +96,6 @@ export function wholeStoreCommands(program: Command): void {
         return result?.done ? result.value : undefined;
       }).catch((err: unknown) => {
         const code = (err as { code?: string }).code;
-        if (code === 'EPIPE') fail('backup: its reader closed the output before the backup was whole');
         if (code === 'ENOSPC') fail(`backup: no room left for it on the disk${opts.output ? '' : ' (stdout)'}`);
         if (opts.output !== undefined && (err as { syscall?: string }).syscall === 'open') {
           fail(`backup: cannot create a file beside ${opts.output} (${code})`);

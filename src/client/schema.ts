@@ -488,7 +488,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": 413,
-                 *       "message": "request body is larger than the limit"
+                 *       "message": "request body is larger than the limit of 16384 bytes"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];

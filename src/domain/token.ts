@@ -11,7 +11,11 @@ export interface TokenRecord {
   name: string;
   /** SHA-256 of the whole token, hex. The token itself is never stored. */
   hash: string;
-  /** The first characters of the token, so a person can tell tokens apart. */
+  /**
+   * `pst_` and the next 4 characters of a managed (generated) token, so a person can tell tokens
+   * apart: 4 of its 43 random characters, too few to matter. Empty for a token whose value the
+   * operator chose (PLANT_STORE_TOKEN): no part of such a secret is kept.
+   */
   prefix: string;
   scopes: Scope[];
   createdAt: Date;
@@ -34,9 +38,20 @@ export function isActive(record: TokenRecord, now = new Date()): boolean {
   return record.revokedAt === null && (record.expiresAt === null || record.expiresAt > now);
 }
 
+/** What a listing may show of a stored prefix: only the managed form, `pst_` and 4 characters. */
+export function shownPrefix(prefix: string): string | null {
+  return /^pst_[A-Za-z0-9_-]{4}$/.test(prefix) ? prefix : null;
+}
+
 const UNITS: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };
 
-/** `30d`, `12h`, `90m`, `3600s`, `2w` → milliseconds; undefined when not of that form. */
+/** The longest lifetime a token can be given: 10 years of 365 days (3650d, 521w, 87600h). */
+export const MAX_TOKEN_LIFETIME_MS = 3650 * UNITS.d!;
+
+/**
+ * `30d`, `12h`, `90m`, `3600s`, `2w` → milliseconds; undefined when not of that form. The
+ * result can exceed MAX_TOKEN_LIFETIME_MS: the caller refuses it, saying so.
+ */
 export function parseDuration(text: string): number | undefined {
   const m = /^([1-9][0-9]{0,8})([smhdw])$/.exec(text);
   return m ? Number(m[1]) * UNITS[m[2] as string]! : undefined;

@@ -1,39 +1,71 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-/** Loopback, private, link-local, carrier-grade NAT, unspecified, multicast and reserved ranges (IPv4 and IPv6). */
-const PRIVATE = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  PRIVATE.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  PRIVATE.addSubnet(net, prefix, 'ipv6');
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
 
+const ipv4 = (hi: number, lo: number): IPv4 => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/**
+ * The IPv4 addresses an IPv6 address carries, for the forms that lead to one: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), the well-known NAT64 prefix
+ * (64:ff9b::a.b.c.d), 6to4 (2002:aabb:ccdd::), Teredo (server and client) and the deprecated
+ * IPv4-compatible form (::a.b.c.d). Undefined for any other address.
+ */
+function embeddedIPv4(address: IPv6, range: string): IPv4[] | undefined {
+  const p = address.parts as [number, number, number, number, number, number, number, number];
+  const upperZero = p.slice(0, 6).every((x) => x === 0);
+  switch (range) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [ipv4(p[6], p[7])];
+    case 'rfc6052':
+      // 64:ff9b::/96 carries the address in its last 32 bits; the local-use 64:ff9b:1::/48 is
+      // a local network's own prefix, judged as such (not public).
+      return p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0 ? [ipv4(p[6], p[7])] : undefined;
+    case '6to4':
+      return [ipv4(p[1], p[2])];
+    case 'teredo':
+      // 2001:0:<server>:<flags>:<port>:<client, bits inverted>
+      return [ipv4(p[2], p[3]), ipv4(p[6] ^ 0xffff, p[7] ^ 0xffff)];
+    case 'unicast':
+      return upperZero ? [ipv4(p[6], p[7])] : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Why `address` is not a public unicast address, in a few words (`loopback`, `private`,
+ * `6to4 form of 127.0.0.1 (loopback)`), or undefined when it is one. Ranges are ipaddr.js's
+ * (its `range()` knows the special-purpose registries of both families); an IPv6 address that
+ * carries an IPv4 address is judged by that address, which must be public too. Anything that
+ * does not parse as an IP address is refused.
+ */
+export function nonPublicReason(address: string): string | undefined {
+  let parsed: IPv4 | IPv6;
+  try {
+    parsed = ipaddr.parse(address);
+  } catch {
+    return 'not an IP address';
+  }
+  const range = parsed.range();
+  if (parsed.kind() === 'ipv4') return range === 'unicast' ? undefined : range;
+  const embedded = embeddedIPv4(parsed as IPv6, range);
+  if (embedded === undefined) return range === 'unicast' ? undefined : range;
+  for (const inner of embedded) {
+    const innerRange = inner.range();
+    if (innerRange !== 'unicast') {
+      const form = range === 'unicast' ? 'IPv4-compatible' : range;
+      return `${form} form of ${inner.toString()} (${innerRange})`;
+    }
+  }
+  return undefined;
+}
+
+/** Anything but a public unicast address: loopback, private, link-local, reserved, multicast and the like, in any spelling. */
 export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return PRIVATE.check(address, 'ipv4');
-  if (family !== 6) return true;
-  // An IPv4-mapped IPv6 address is the IPv4 address.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return PRIVATE.check(mapped[1]!, 'ipv4');
-  return PRIVATE.check(address, 'ipv6');
+  return nonPublicReason(address) !== undefined;
 }
 
 /** The one line that says why a subscriber URL is refused, or undefined when its form is acceptable. */
@@ -69,7 +101,8 @@ export function guardedLookup(allowPrivate: boolean) {
       if (refused) {
         return callback(
           new PrivateAddressError(
-            `${hostname} resolves to ${refused.address}, a private or loopback address (WEBHOOK_ALLOW_PRIVATE is off)`,
+            `${hostname} resolves to ${refused.address}, which is not a public address ` +
+              `(${nonPublicReason(refused.address)}; WEBHOOK_ALLOW_PRIVATE is off)`,
           ),
           [],
         );
@@ -92,7 +125,10 @@ export async function checkSubscriberUrl(text: string, allowPrivate: boolean): P
   if (addresses instanceof Error) return `cannot resolve ${host}: ${addresses.code ?? addresses.message}`;
   const refused = addresses.find((a) => isPrivateAddress(a.address));
   if (refused) {
-    return `${host} resolves to ${refused.address}, a private or loopback address; set WEBHOOK_ALLOW_PRIVATE=true to allow it`;
+    return (
+      `${host} resolves to ${refused.address}, which is not a public address (${nonPublicReason(refused.address)}); ` +
+      'set WEBHOOK_ALLOW_PRIVATE=true to allow it'
+    );
   }
   return undefined;
 }

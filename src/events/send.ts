@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { guardedLookup, isPrivateAddress } from './address-guard.js';
+import { guardedLookup, nonPublicReason } from './address-guard.js';
 
 export interface SendResult {
   /** The answer's status, or null when none came (refused, reset, timed out, refused address). */
@@ -35,8 +35,9 @@ export function send(
     const target = new URL(url);
     // Node connects to an IP literal without calling `lookup`: the guard checks it here.
     const literal = target.hostname.replace(/^\[|\]$/g, '');
-    if (!allowPrivate && isIP(literal) !== 0 && isPrivateAddress(literal)) {
-      const error = `EPRIVATEADDRESS: ${literal} is a private or loopback address (WEBHOOK_ALLOW_PRIVATE is off)`;
+    const reason = allowPrivate || isIP(literal) === 0 ? undefined : nonPublicReason(literal);
+    if (reason !== undefined) {
+      const error = `EPRIVATEADDRESS: ${literal} is not a public address (${reason}; WEBHOOK_ALLOW_PRIVATE is off)`;
       resolve({ status: null, error, retryAfterMs: null });
       return;
     }

@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { validationError } from '../openapi/validation.js';
-import { clientErrorHandler, errorHandler } from './errors.js';
+import { clientErrorHandler, errorHandler, guardHttpServer } from './errors.js';
 import { metricsListenerPlugin } from './metrics-server.js';
 import { authPlugin } from './plugins/auth.js';
 import { contractPlugin } from './plugins/contract.js';
@@ -32,8 +32,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     return503OnClosing: false,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
-    // Node only checks headersTimeout every connectionsCheckingInterval (30 s by default).
-    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    // Node only checks headersTimeout every connectionsCheckingInterval (30 s by default). A
+    // missing Host is answered by the app (request-log), in the Error shape, not by Node.
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000, requireHostHeader: false },
     clientErrorHandler,
     // Requests refused before routing (a malformed URL) skip the hooks: header and log line here.
     frameworkErrors: (err, request, reply) => {
@@ -43,6 +44,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     },
     schemaErrorFormatter: (errors, part) => validationError(errors, part),
   });
+  guardHttpServer(app.server);
   app.setErrorHandler(errorHandler);
   registerJsonBody(app, config.bodyLimitBytes);
 

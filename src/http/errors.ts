@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ConflictError,
@@ -15,9 +15,14 @@ import { HttpError } from './http-error.js';
 
 const REALM = 'Bearer realm="plant-store"';
 
+/** The 413 message: it states the limit, so a client knows what to send instead. */
+export function bodyTooLarge(limit: number | undefined): HttpError {
+  return new HttpError(413, `request body is larger than the limit${limit === undefined ? '' : ` of ${limit} bytes`}`);
+}
+
 /** Fastify's own client errors, re-worded: its messages can name internals, ours never do. */
-const FRAMEWORK_ERRORS: Record<string, (err: FastifyError) => HttpError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError(413, 'request body is larger than the limit'),
+const FRAMEWORK_ERRORS: Record<string, (err: FastifyError, request?: FastifyRequest) => HttpError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: (_err, request) => bodyTooLarge(request?.routeOptions.bodyLimit),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new HttpError(415, 'Content-Type must be application/json (charset=utf-8 is allowed)'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError(400, 'body is empty; a JSON object is required'),
@@ -30,7 +35,7 @@ const FRAMEWORK_ERRORS: Record<string, (err: FastifyError) => HttpError> = {
  * The one place where a failure becomes a status: the domain's errors, the edge's own
  * HttpErrors and Fastify's client errors. Anything else is a bug (undefined: 500).
  */
-export function toHttpError(err: unknown): HttpError | undefined {
+export function toHttpError(err: unknown, request?: FastifyRequest): HttpError | undefined {
   if (err instanceof HttpError) return err;
   if (err instanceof InvalidInputError) return new HttpError(400, err.message);
   if (err instanceof UnauthenticatedError) {
@@ -50,7 +55,7 @@ export function toHttpError(err: unknown): HttpError | undefined {
     return new HttpError(503, err.message, { 'retry-after': String(err.retryAfterSeconds) });
   }
   const fe = err as Partial<FastifyError>;
-  if (fe.code && fe.code in FRAMEWORK_ERRORS) return FRAMEWORK_ERRORS[fe.code]!(fe as FastifyError);
+  if (fe.code && fe.code in FRAMEWORK_ERRORS) return FRAMEWORK_ERRORS[fe.code]!(fe as FastifyError, request);
   // Aborted or unreadable bodies and other client faults Fastify knows of.
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return new HttpError(fe.statusCode, (STATUS_CODES[fe.statusCode] ?? 'bad request').toLowerCase());
@@ -60,7 +65,7 @@ export function toHttpError(err: unknown): HttpError | undefined {
 
 /** The one error handler: every failure leaves as `{error, message}` and hides internals. */
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const known = toHttpError(err);
+  const known = toHttpError(err, request);
   if (!known) {
     request.log.error({ err }, 'unhandled error');
     return reply.code(500).send({ error: 500, message: `internal error (request id ${request.id})` });
@@ -69,11 +74,20 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
   return reply.code(known.statusCode).headers(known.headers).send({ error: known.statusCode, message: known.message });
 }
 
+/** The bytes of a whole response written straight to a socket: the Error shape, then the connection closes. */
+function rawErrorResponse(status: number, message: string): string {
+  const body = JSON.stringify({ error: status, message });
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nx-request-id: ${randomUUID()}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
+
 /**
  * Malformed requests rejected by Node's HTTP parser never reach Fastify; they still get the
  * Error shape, and the connection is closed because its framing cannot be trusted.
  */
-export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex) {
   if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
     socket.destroy();
     return;
@@ -84,9 +98,66 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
       : err.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'request headers are too large']
         : [400, 'malformed HTTP request'];
-  const body = JSON.stringify({ error: status, message });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nx-request-id: ${randomUUID()}\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  socket.end(rawErrorResponse(status, message));
+}
+
+/** Requests that asked for `100 Continue` (Expect: 100-continue) and have not been given it yet. */
+const awaitingContinue = new WeakSet<IncomingMessage>();
+
+/**
+ * Sends `100 Continue` to a request that asked for it: called once the request has passed
+ * routing, the credential, the content type and the declared size, so a refused request's
+ * body is never invited.
+ */
+export function inviteBody(req: IncomingMessage, res: ServerResponse): void {
+  if (!awaitingContinue.has(req)) return;
+  awaitingContinue.delete(req);
+  res.writeContinue();
+}
+
+/** A request that declares a body: a Content-Length other than 0, or a Transfer-Encoding. */
+export function declaresBody(headers: IncomingMessage['headers']): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** HTTP/1.1 requires Host (RFC 9112 3.2); Node's own check answers a bare 400, this one the Error shape. */
+export function missingHost(req: IncomingMessage): boolean {
+  return req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined;
+}
+
+export const MISSING_HOST_MESSAGE = 'the Host header is required in an HTTP/1.1 request';
+
+/**
+ * What Node answers by itself, the Error shape instead of bare statuses or dropped sockets
+ * (every response is `{error, message}` with `x-request-id`):
+ * - `Expect` other than 100-continue: 417 (Node's own 417 has no body);
+ * - `Expect: 100-continue`: no automatic `100 Continue`; the request goes on, and `inviteBody`
+ *   sends it once the request has been accepted;
+ * - `CONNECT`: 501, this is not a proxy (Node would drop the connection).
+ * Malformed requests are `clientErrorHandler`'s; a missing Host is checked by the app (the
+ * server is created with `requireHostHeader: false`).
+ */
+export function guardHttpServer(server: Server): void {
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.stringify({
+      error: 417,
+      message: 'the Expect header can only be 100-continue',
+    });
+    res.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': randomUUID(),
+      connection: 'close',
+    });
+    res.end(body);
+  });
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    awaitingContinue.add(req);
+    server.emit('request', req, res);
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    socket.end(rawErrorResponse(501, 'CONNECT is not supported: this server is not a proxy'));
+  });
 }

@@ -1,17 +1,26 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
+import { clientErrorHandler, declaresBody, guardHttpServer, MISSING_HOST_MESSAGE, missingHost } from './errors.js';
+import { requestId } from './request-id.js';
 
 export interface MetricsServer {
   url: string;
   close(): Promise<void>;
 }
 
-function error(res: import('node:http').ServerResponse, status: number, message: string, headers = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ error: status, message }));
+function error(res: ServerResponse, status: number, message: string, headers = {}): void {
+  const body = JSON.stringify({ error: status, message });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+/** Like the API port: an x-request-id on every response; a body is never read (none is taken) nor waited for. */
+function prepare(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('x-request-id', requestId(req));
+  if (declaresBody(req.headers) && !req.complete) res.setHeader('connection', 'close');
 }
 
 /**
@@ -19,10 +28,14 @@ function error(res: import('node:http').ServerResponse, status: number, message:
  * Prometheus scraper on a private network. The API port keeps requiring `metrics:read`.
  */
 export async function startMetricsServer(registry: Registry, port: number, host: string): Promise<MetricsServer> {
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0];
+  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
+    prepare(req, res);
+    if (missingHost(req)) return error(res, 400, MISSING_HOST_MESSAGE, { connection: 'close' });
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    // Error messages are one line of at most 1024 characters; a path can be far longer.
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
     if (path !== '/metrics')
-      return error(res, 404, `no route for ${req.method} ${path}; only GET /metrics is served here`);
+      return error(res, 404, `no route for ${req.method} ${shown}; only GET /metrics is served here`);
     if (req.method !== 'GET') return error(res, 405, `${req.method} is not allowed on /metrics`, { allow: 'GET' });
     registry.metrics().then(
       (text) => {
@@ -32,6 +45,8 @@ export async function startMetricsServer(registry: Registry, port: number, host:
       () => error(res, 500, 'the metrics could not be collected'),
     );
   });
+  server.on('clientError', clientErrorHandler);
+  guardHttpServer(server);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;

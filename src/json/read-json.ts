@@ -2,9 +2,15 @@
 //
 // JSON.parse cannot be used: it rounds integers past 2^53 (the `id` field is an
 // int64 and must survive digit for digit), keeps the last of duplicate member
-// names, and accepts lone surrogates. This reader does a single pass over the
-// decoded text and decides number values from their decimal digits, never
-// through a float that might already have rounded them.
+// names, and accepts lone surrogates and noncharacters. This reader does a single
+// pass over the decoded text and decides number values from their decimal digits,
+// never through a float that might already have rounded them.
+//
+// RFC 7493 section 2.1: "Object names and string values in I-JSON messages MUST NOT
+// include code points that identify Surrogates or Noncharacters as defined by
+// [UNICODE]. This applies both to characters encoded directly in UTF-8 and to those
+// which are escaped". Unicode's noncharacters are U+FDD0..U+FDEF and the last two
+// code points of every plane (U+FFFE, U+FFFF, U+1FFFE, ..., U+10FFFF): 66 in all.
 
 export class JsonReadError extends Error {
   constructor(
@@ -71,6 +77,15 @@ function hexDigit(c: number): number {
   const lower = c | 0x20; // folds A-F onto a-f
   if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10;
   return -1;
+}
+
+/** A Unicode noncharacter (see the top of this file); `cp` is a code point, not a UTF-16 unit. */
+export function isNoncharacter(cp: number): boolean {
+  return (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) === 0xfffe;
+}
+
+function codePointName(cp: number): string {
+  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 function isDigit(c: number): boolean {
@@ -201,15 +216,24 @@ class Reader {
         if (Number.isNaN(c)) fail(i, 'unterminated string');
         fail(i, `control character ${this.found()} must be escaped in a string`);
       } else if (c >= 0xd800 && c <= 0xdfff) {
-        // Only reachable for string input (decoded UTF-8 cannot hold a lone surrogate);
-        // I-JSON forbids them raw just as much as escaped.
+        // Lone surrogates are only reachable for string input (decoded UTF-8 cannot hold
+        // one); I-JSON forbids them raw just as much as escaped.
         const low = s.charCodeAt(i + 1);
         if (c > 0xdbff || !(low >= 0xdc00 && low <= 0xdfff)) fail(i, 'lone surrogate in string');
+        const cp = ((c - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+        if (isNoncharacter(cp)) this.noncharacter(i, cp);
         i += 2;
+      } else if (c >= 0xfdd0 && isNoncharacter(c)) {
+        this.noncharacter(i, c);
       } else {
         i++;
       }
     }
+  }
+
+  private noncharacter(at: number, cp: number): never {
+    this.pos = at;
+    return fail(at, `the noncharacter ${codePointName(cp)} is not allowed in a string (I-JSON)`);
   }
 
   /** Decodes the \u escape at `at` (a backslash), as one character or a surrogate pair. */
@@ -218,11 +242,18 @@ class Reader {
       fail(at, `invalid escape sequence '${this.s.slice(at, at + 2)}'`);
     }
     const unit = this.hex4(at + 2);
-    if (unit < 0xd800 || unit > 0xdfff) return String.fromCharCode(unit);
+    if (unit < 0xd800 || unit > 0xdfff) {
+      if (isNoncharacter(unit)) this.noncharacter(at, unit);
+      return String.fromCharCode(unit);
+    }
     // A surrogate is only valid as a \u high + \u low pair forming one code point.
     if (unit <= 0xdbff && this.s.startsWith('\\u', at + 6)) {
       const low = this.hex4(at + 8);
-      if (low >= 0xdc00 && low <= 0xdfff) return String.fromCharCode(unit, low);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        const cp = ((unit - 0xd800) << 10) + (low - 0xdc00) + 0x10000;
+        if (isNoncharacter(cp)) this.noncharacter(at, cp);
+        return String.fromCharCode(unit, low);
+      }
     }
     return fail(at, 'invalid Unicode escape (lone surrogate)');
   }

@@ -163,11 +163,21 @@ function readHeader(line: Line | undefined): BackupHeader {
   if (typeof schema !== 'number' || !Number.isSafeInteger(schema) || schema < 1) {
     throw refused(1, `the header's "schema" must be a schema version`);
   }
-  if (schema > KNOWN_SCHEMA_VERSIONS[store]) {
+  // Migrations may change data as well as tables (migration 3 clears token prefixes), and they
+  // run on stores, not on backups: a backup goes back into a store of its own schema version.
+  const known = KNOWN_SCHEMA_VERSIONS[store];
+  if (schema > known) {
     throw refused(
       1,
       `the backup's ${store} schema is version ${schema}${by}, newer than this plant-store knows ` +
-        `(${KNOWN_SCHEMA_VERSIONS[store]}): restore it with that plant-store`,
+        `(${known}): restore it with that plant-store`,
+    );
+  }
+  if (schema < known) {
+    throw refused(
+      1,
+      `the backup's ${store} schema is version ${schema}${by}, older than this plant-store's (${known}): ` +
+        'restore it with the plant-store that wrote it, then upgrade that store',
     );
   }
   const takenAt = date(line, 'the header', o, 'takenAt', false)!.toISOString();

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { plantRecord } from '../../src/domain/plant.js';
+import { KNOWN_SCHEMA_VERSIONS } from '../../src/store/schema-versions.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { backupFile, backupLines, header, storeCounts, withStore } from '../support/backup-file.js';
 import { runCli, type CliResult } from '../support/cli.js';
@@ -38,13 +39,14 @@ for (const kind of stores) {
     let source: string;
     let token: string;
     let backup: string;
+    const expires = new Date(Date.now() + 30 * 86_400_000 + 123);
 
     before(async () => {
       source = fresh();
       await withStore(source, async (store) => {
         await store.writePlants(PLANTS.map((plant) => ({ kind: 'create' as const, plant })));
         token = (await createToken(store, { name: 'api' })).token;
-        await createToken(store, { name: 'reader', scopes: ['plants:read'], expiresAt: new Date('2099-01-01') });
+        await createToken(store, { name: 'reader', scopes: ['plants:read'], expiresAt: expires });
         const revoked = await createToken(store, { name: 'old' });
         await store.revokeToken(revoked.record.id, new Date('2025-02-01T00:00:00.000Z'));
         await store.insertEndpoint({
@@ -69,7 +71,7 @@ for (const kind of stores) {
       assert.equal(head.format, 'plant-store-backup');
       assert.equal(head.version, 1);
       assert.equal(head.store, kind);
-      assert.equal(head.schema, 2);
+      assert.equal(head.schema, KNOWN_SCHEMA_VERSIONS[kind]);
       assert.match(String(head.takenAt), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       const types = lines.slice(1).map((l) => (JSON.parse(l) as { type: string }).type);
       assert.deepEqual(types, ['token', 'token', 'token', 'webhook', 'plant', 'plant', 'plant', 'plant', 'end']);
@@ -80,7 +82,10 @@ for (const kind of stores) {
       assert.ok(!backup.includes(token), 'never a token itself');
       assert.match(backup, /"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"/);
       assert.match(backup, /"revokedAt":"2025-02-01T00:00:00.000Z"/);
-      assert.match(backup, /"scopes":\["plants:read"\],"createdAt":"[^"]+","expiresAt":"2099-01-01T00:00:00.000Z"/);
+      assert.ok(
+        backup.includes(`"scopes":["plants:read"],`) && backup.includes(`"expiresAt":"${expires.toISOString()}"`),
+        'the expiry, to the millisecond',
+      );
       assert.match(lines.at(-1)!, /^\{"type":"end","plants":4,"tokens":3,"webhooks":1,"sha256":"[0-9a-f]{64}"\}$/);
     });
 
@@ -239,7 +244,14 @@ for (const kind of stores) {
           'a schema newer than this plant-store knows',
           () => backupFile([header({ store: kind, schema: 99 }), ...lines().slice(1, -1)]),
           new RegExp(
-            `line 1: the backup's ${kind} schema is version 99 \\(written by plant-store 0\\.2\\.0\\), newer than this plant-store knows \\(2\\)`,
+            `line 1: the backup's ${kind} schema is version 99 \\(written by plant-store 0\\.2\\.0\\), newer than this plant-store knows \\(${KNOWN_SCHEMA_VERSIONS[kind]}\\)`,
+          ),
+        ],
+        [
+          "a schema older than this plant-store's (its migrations may change data)",
+          () => backupFile([header({ store: kind, schema: 2 }), ...lines().slice(1, -1)]),
+          new RegExp(
+            `line 1: the backup's ${kind} schema is version 2 \\(written by plant-store 0\\.2\\.0\\), older than this plant-store's \\(${KNOWN_SCHEMA_VERSIONS[kind]}\\): restore it with the plant-store that wrote it, then upgrade that store`,
           ),
         ],
         [

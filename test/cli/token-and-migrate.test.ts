@@ -32,10 +32,7 @@ interface TokenView {
 function listJson(db: string): TokenView[] {
   const r = runCli(['token', 'list', '--json'], { DATABASE_URL: db });
   assert.equal(r.status, 0, r.stderr);
-  return r.stdout
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as TokenView);
+  return JSON.parse(r.stdout) as TokenView[];
 }
 
 for (const store of stores) {
@@ -193,7 +190,7 @@ for (const store of stores) {
         }
         const r = runCli(['token', 'list', '--json'], { DATABASE_URL: db, PLANT_STORE_TOKEN: undefined });
         assert.equal(r.status, 0, r.stderr);
-        assert.equal(r.stdout, '');
+        assert.equal(r.stdout, '[]\n');
         assert.equal(r.stderr, '');
       });
 

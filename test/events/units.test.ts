@@ -80,7 +80,7 @@ describe('webhook building blocks', () => {
       assert.ok(isPrivateAddress(a), a);
     for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8'])
       assert.ok(!isPrivateAddress(a), a);
-    assert.match((await checkSubscriberUrl('http://localhost:8080/x', false))!, /private or loopback/);
+    assert.match((await checkSubscriberUrl('http://localhost:8080/x', false))!, /not a public address \(loopback\)/);
     assert.equal(await checkSubscriberUrl('http://localhost:8080/x', true), undefined);
     assert.match((await checkSubscriberUrl('file:///etc/passwd', true))!, /http/);
     assert.match((await checkSubscriberUrl('http://u:p@127.0.0.1/', true))!, /password/);

@@ -88,10 +88,7 @@ for (const store of stores) {
         const a = await start({ databaseUrl });
         assert.equal((await postPlant(a.url, a.token, '{"id":1,"name":"x"}')).status, 200);
         const list = runCli(['token', 'list', '--json'], { DATABASE_URL: a.databaseUrl });
-        const ids = list.stdout
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => (JSON.parse(l) as { id: string }).id);
+        const ids = (JSON.parse(list.stdout) as { id: string }[]).map((t) => t.id);
         assert.equal(ids.length, 1, list.stdout);
         assert.equal(runCli(['token', 'revoke', ids[0]!], { DATABASE_URL: a.databaseUrl }).status, 0);
         assert.equal(await a.stop(), 0);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { openStore } from '../../src/store/open-store.js';
+import { KNOWN_SCHEMA_VERSIONS } from '../../src/store/schema-versions.js';
 import type { Store } from '../../src/store/store.js';
 
 /** A backup's header line, as `plant-store backup` writes it, with some fields changed. */
@@ -9,7 +10,7 @@ export function header(fields: Record<string, unknown> = {}): string {
     version: 1,
     plantStore: '0.2.0',
     store: 'sqlite',
-    schema: 2,
+    schema: KNOWN_SCHEMA_VERSIONS.sqlite,
     takenAt: '2025-01-31T12:00:00.000Z',
     ...fields,
   });

@@ -41,7 +41,7 @@ const errorSchema = createAjv({}).compile(
 );
 
 /** Statuses any request can get from the HTTP layer before it reaches an operation (see the document's error table). */
-const ANY_ROUTE = new Set([400, 408, 414, 431]);
+const ANY_ROUTE = new Set([400, 408, 414, 417, 431, 501]);
 
 function mediaType(headers: RawResponse['headers']): string {
   return String(headers['content-type'] ?? '')

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readJson, JsonReadError } from '../../json/read-json.js';
+import { bodyTooLarge, declaresBody, inviteBody } from '../errors.js';
 import { HttpError } from '../http-error.js';
 
 /** `application/json`, with any parameters, as long as a charset (if given) is UTF-8. */
@@ -14,7 +15,11 @@ function isJsonMediaType(type: string): boolean {
 
 /**
  * Replaces Fastify's JSON parsing with the strict, exact reader: one I-JSON object, int64 kept
- * digit for digit, duplicate names and lone surrogates refused.
+ * digit for digit, duplicate names, lone surrogates and noncharacters refused. Also:
+ * - an operation without a request body ignores Content-Type when the request has no body,
+ *   and refuses a body (400) without reading it;
+ * - a response to a request whose body was not read (refused before it: 401, 403, 404, 413,
+ *   415, ...) closes the connection, so the body is never read and never answered twice.
  */
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
@@ -25,20 +30,47 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
       done(err instanceof JsonReadError ? new HttpError(400, err.message) : (err as Error), undefined);
     }
   });
+  app.addHook('preParsing', refuseBodyWhereNoneIsTaken);
+  app.addHook('onSend', closeWhenBodyUnread);
+}
+
+/** Operations without a request body: no body is no body, whatever Content-Type says; a body is refused. */
+async function refuseBodyWhereNoneIsTaken(request: FastifyRequest): Promise<void> {
+  if (request.routeOptions.schema?.body !== undefined) return;
+  if (declaresBody(request.headers)) {
+    const route = request.routeOptions.config.route ?? request.routeOptions.url ?? request.url;
+    throw new HttpError(400, `${request.method} ${route} takes no request body`);
+  }
+  // Without a body there is nothing to parse: Fastify would otherwise parse "nothing" as JSON
+  // (400, body is empty) or refuse its media type (415) for a DELETE that names one.
+  delete request.raw.headers['content-type'];
+}
+
+/**
+ * The body of a refused request is never read: the response says `Connection: close` and the
+ * server ends the connection once it is sent, instead of reading (and discarding) whatever the
+ * client goes on sending. A request answered after its body was read (200, 409) keeps its
+ * connection (a body that does not parse closes it: Fastify's own rule).
+ */
+async function closeWhenBodyUnread(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  // `complete` is Node's "the whole message was received" (undefined under inject, where it always is).
+  if (request.raw.complete === false && declaresBody(request.headers)) reply.header('connection', 'close');
 }
 
 /**
  * A preParsing hook for routes that take a body: the media type is checked before a single
- * byte of the body is read, so 415 comes before 413 and 400.
+ * byte of the body is read, so 415 comes before 413 and 400; a declared length over the limit
+ * is 413 at once; only then is a client that sent `Expect: 100-continue` invited to send it.
  */
-export async function requireJsonContentType(request: FastifyRequest): Promise<void> {
+export async function requireJsonContentType(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { headers } = request;
-  const hasBody =
-    headers['transfer-encoding'] !== undefined ||
-    (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   const type = headers['content-type'];
-  if (type === undefined && !hasBody) return;
+  if (type === undefined && !declaresBody(headers)) return;
   if (type === undefined || !isJsonMediaType(type)) {
     throw new HttpError(415, 'Content-Type must be application/json (charset=utf-8 is allowed)');
   }
+  const limit = request.routeOptions.bodyLimit;
+  const length = Number(headers['content-length']);
+  if (limit !== undefined && Number.isFinite(length) && length > limit) throw bodyTooLarge(limit);
+  inviteBody(request.raw, reply.raw);
 }

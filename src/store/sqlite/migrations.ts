@@ -56,6 +56,10 @@ export const sqliteMigrations: string[] = [
    CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'pending';
    CREATE INDEX deliveries_order ON deliveries (endpoint_id, plant_id, event_seq) WHERE state = 'pending';
    CREATE INDEX deliveries_event ON deliveries (event_seq);`,
+  // Tokens keep no part of an operator's own value (PLANT_STORE_TOKEN): only a managed token's
+  // "pst_" and 4 of its random characters may be kept, to tell tokens apart.
+  `UPDATE tokens SET prefix = ''
+   WHERE name = 'bootstrap (PLANT_STORE_TOKEN)' OR substr(prefix, 1, 4) <> 'pst_' OR length(prefix) <> 8;`,
 ];
 
 /**

@@ -14,7 +14,7 @@ import { openConnections, prepareFile, type OpenOptions } from './connection.js'
 import { migrate } from './migrations.js';
 import { sqliteReads } from './reads.js';
 import { WalSync } from './wal-sync.js';
-import { sqliteError, SqliteWriter } from './writer.js';
+import { sqliteError, SqliteWriter, type JobKind } from './writer.js';
 import { sqliteWrites } from './writes.js';
 
 /** Below this much room on its disk the store says it cannot take writes (readiness, metrics). */
@@ -106,8 +106,13 @@ export class SqliteStore implements Store {
     }
   }
 
-  async writePlant(write: PlantWrite): Promise<WriteOutcome> {
-    return (await this.write((w) => applyWrites([write], w.plants)))[0]!;
+  /** Plant writes queued together are applied together (one read and one insert each, no savepoint each). */
+  private readonly plantWrites: JobKind<PlantWrite, WriteOutcome> = {
+    many: (writes) => applyWrites(writes, this.s.writes.plants),
+  };
+
+  writePlant(write: PlantWrite): Promise<WriteOutcome> {
+    return this.s.writer.add(this.plantWrites, write);
   }
 
   writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]> {

@@ -14,22 +14,38 @@ export function sqliteError(err: unknown): unknown {
   return new StoreUnavailableError(err, code.startsWith('SQLITE_FULL') ? 'the disk is full; retry later' : undefined);
 }
 
-interface Job<T> {
-  run: () => T | Promise<T>;
-  resolve: (value: T) => void;
+/** Jobs that can run together: `many` applies its items in order and answers one result each. */
+export interface JobKind<I, O> {
+  many(items: I[]): O[] | Promise<O[]>;
+}
+
+interface Job {
+  kind: JobKind<unknown, unknown>;
+  item: unknown;
+  resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** One-off jobs: each a function, run one after the other. */
+const CALLS: JobKind<() => unknown, unknown> = {
+  async many(calls) {
+    const out: unknown[] = [];
+    for (const call of calls) out.push(await call());
+    return out;
+  },
+};
+
 /**
  * The one writer of the store, on the thread that serves requests. Jobs queued in one turn of
- * the event loop run in one transaction, each inside a savepoint, so a job that fails fails
- * alone; the commit is a write into the WAL, and the jobs settle once `WalSync` has made that
- * commit durable. While one commit waits for its fsync the next batch already runs.
+ * the event loop run in one transaction: consecutive jobs of one kind together, inside a
+ * savepoint; if they fail, each again alone in its own, so a job that fails fails alone. The
+ * commit is a write into the WAL, and the jobs settle once `WalSync` has made that commit
+ * durable. While one commit waits for its fsync the next batch already runs.
  */
 export class SqliteWriter {
-  private queue: Job<unknown>[] = [];
+  private queue: Job[] = [];
   private running = false;
   private scheduled = false;
   private waitingForSync = 0;
@@ -61,9 +77,14 @@ export class SqliteWriter {
 
   /** Runs `job` in a transaction on the write connection; resolves once its commit is durable. */
   run<T>(job: () => T | Promise<T>): Promise<T> {
+    return this.add(CALLS as JobKind<() => T | Promise<T>, T>, job);
+  }
+
+  /** Applies `item` with the other items of its kind queued beside it; resolves once durable. */
+  add<I, O>(kind: JobKind<I, O>, item: I): Promise<O> {
     if (this.closing) return Promise.reject(new StoreUnavailableError(new Error('the store is closing')));
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run: job, resolve, reject } as Job<unknown>);
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ kind, item, resolve, reject } as Job);
       this.schedule();
     });
   }
@@ -88,16 +109,11 @@ export class SqliteWriter {
     try {
       await this.begin();
       settled = [];
-      for (const job of batch) {
-        this.stmt.savepoint.run();
-        try {
-          settled.push({ ok: true, value: await job.run() });
-          this.stmt.release.run();
-        } catch (err) {
-          this.stmt.rollbackJob.run();
-          this.stmt.release.run();
-          settled.push({ ok: false, error: sqliteError(err) });
-        }
+      for (let i = 0; i < batch.length;) {
+        let j = i + 1;
+        while (j < batch.length && batch[j]!.kind === batch[i]!.kind) j++;
+        settled.push(...(await this.group(batch.slice(i, j))));
+        i = j;
       }
       this.stmt.commit.run();
     } catch (err) {
@@ -120,6 +136,33 @@ export class SqliteWriter {
         job.resolve(s.value);
       } else job.reject(s.error);
     });
+  }
+
+  /** Consecutive jobs of one kind, together; if that fails, each alone. */
+  private async group(jobs: Job[]): Promise<Settled[]> {
+    const { kind } = jobs[0]!;
+    const together = await this.savepoint(() => kind.many(jobs.map((j) => j.item)));
+    if (together.ok) return (together.value as unknown[]).map((value) => ({ ok: true, value }));
+    if (jobs.length === 1) return [together];
+    const alone: Settled[] = [];
+    for (const job of jobs) {
+      const one = await this.savepoint(async () => (await kind.many([job.item]))[0]);
+      alone.push(one);
+    }
+    return alone;
+  }
+
+  private async savepoint(work: () => unknown): Promise<Settled> {
+    this.stmt.savepoint.run();
+    try {
+      const value = await work();
+      this.stmt.release.run();
+      return { ok: true, value };
+    } catch (err) {
+      this.stmt.rollbackJob.run();
+      this.stmt.release.run();
+      return { ok: false, error: sqliteError(err) };
+    }
   }
 
   /** BEGIN IMMEDIATE; while another process holds the write lock, tries again on a timer. */

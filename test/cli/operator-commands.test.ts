@@ -1,0 +1,191 @@
+// The command line under hostile or careless use: lifetimes that overflow, empty scopes, an
+// operator's secret kept in clear, repeated revocations and removals, unsealed webhook secrets,
+// `--json` listings and closed pipes.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { runCli, type CliResult } from '../support/cli.js';
+import { CLI } from '../support/server.js';
+import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
+
+interface TokenView {
+  id: string;
+  name: string;
+  scopes: string[];
+  prefix: string | null;
+  expires: string | null;
+  revoked: string | null;
+}
+
+function assertOneLineFailure(r: CliResult, mentions: RegExp): void {
+  assert.equal(r.status, 1, `expected exit 1: ${r.stdout} ${r.stderr}`);
+  assert.match(r.stderr, /^plant-store: [^\n]+\n$/, `one stderr line, got ${JSON.stringify(r.stderr)}`);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, mentions);
+}
+
+/** Runs a command whose stdout reader has gone away before the command writes a byte. */
+function withClosedStdout(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args.join(' ')} did not exit in 30 s`));
+    }, 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+for (const store of stores) {
+  describe(`operator commands [${store}]`, suiteOptions(store), () => {
+    const created: TestStore[] = [];
+    after(() => Promise.all(created.map((s) => s.drop())));
+    const fresh = () => {
+      const s = createTestStore(store);
+      created.push(s);
+      return { DATABASE_URL: s.databaseUrl };
+    };
+    const list = (env: Record<string, string>): TokenView[] => {
+      const r = runCli(['token', 'list', '--json'], env);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^\[.*\]\n$/s, 'one JSON document');
+      return JSON.parse(r.stdout) as TokenView[];
+    };
+
+    describe('token create refuses what would loosen the token', () => {
+      it('a lifetime past 10 years, however it is spelt, with one line (it used to overflow to "never")', () => {
+        const env = fresh();
+        for (const bad of ['99999999w', '999999999d', '3651d', '522w', '87601h', '5256001m', '315360001s']) {
+          assertOneLineFailure(
+            runCli(['token', 'create', '--name', 'x', '--expires-in', bad], env),
+            /--expires-in must be at most 3650d \(10 years/,
+          );
+        }
+        assert.deepEqual(list(env), []);
+      });
+
+      it('a lifetime of exactly 10 years is accepted and dated 10 years ahead', () => {
+        const env = fresh();
+        for (const ok of ['3650d', '521w', '87600h']) {
+          const r = runCli(['token', 'create', '--name', ok, '--expires-in', ok], env);
+          assert.equal(r.status, 0, r.stderr);
+        }
+        const tenYears = 3650 * 86400e3;
+        for (const t of list(env)) {
+          const left = Date.parse(t.expires!) - Date.now();
+          assert.ok(left > tenYears - 8 * 86400e3 && left <= tenYears, `${t.name}: ${t.expires}`);
+        }
+      });
+
+      it('an empty --scope, alone or among others, with one line (it used to grant every scope)', () => {
+        const env = fresh();
+        for (const scopes of [[''], [','], ['plants:read,'], [' '], ['plants:read', '']]) {
+          const args = ['token', 'create', '--name', 'x', ...scopes.flatMap((s) => ['--scope', s])];
+          assertOneLineFailure(runCli(args, env), /--scope needs a scope name/);
+        }
+        assert.deepEqual(list(env), []);
+      });
+    });
+
+    it("keeps no part of an operator's own token; a managed one shows pst_ and 4 characters", async () => {
+      const env = fresh();
+      const secret = 'Sup3rSecretOperatorTok';
+      // `serve` registers PLANT_STORE_TOKEN; a short-lived server is the way to get it registered.
+      const { startServer } = await import('../support/server.js');
+      const server = await startServer({ databaseUrl: env.DATABASE_URL, token: secret });
+      await server.stop();
+      const managed = runCli(['token', 'create', '--name', 'managed'], env).stdout.trim();
+      const rows = list(env);
+      const operator = rows.find((t) => t.name.includes('PLANT_STORE_TOKEN'))!;
+      assert.equal(operator.prefix, null);
+      assert.equal(rows.find((t) => t.name === 'managed')!.prefix, managed.slice(0, 8));
+      const table = runCli(['token', 'list'], env).stdout;
+      const json = runCli(['token', 'list', '--json'], env).stdout;
+      for (const output of [table, json]) {
+        for (let i = 0; i + 4 <= secret.length; i++) {
+          assert.ok(!output.includes(secret.slice(i, i + 4)), `shows "${secret.slice(i, i + 4)}" of the secret`);
+        }
+      }
+      assert.match(table, /\(own value\)/);
+    });
+
+    it('revoking twice says it was already revoked, when, and exits 0; an unknown id still fails', () => {
+      const env = fresh();
+      runCli(['token', 'create', '--name', 'gone'], env);
+      const [row] = list(env);
+      const first = runCli(['token', 'revoke', row!.id], env);
+      assert.equal(first.status, 0, first.stderr);
+      assert.equal(first.stdout, `revoked ${row!.id}\n`);
+      const revokedAt = list(env)[0]!.revoked!;
+      const again = runCli(['token', 'revoke', row!.id], env);
+      assert.equal(again.status, 0, again.stderr);
+      assert.equal(again.stdout, `token ${row!.id} was already revoked at ${revokedAt}; nothing changed\n`);
+      assert.equal(list(env)[0]!.revoked, revokedAt, 'the first time is kept');
+      assertOneLineFailure(runCli(['token', 'revoke', 'no-such-token'], env), /no-such-token/);
+    });
+
+    describe('webhooks', () => {
+      const hookEnv = () => ({ ...fresh(), WEBHOOK_ALLOW_PRIVATE: 'true' });
+
+      it('add warns on stderr when WEBHOOK_SECRET_KEY is not set, and not when it is', () => {
+        const env = hookEnv();
+        const unsealed = runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);
+        assert.equal(unsealed.status, 0, unsealed.stderr);
+        assert.match(unsealed.stderr, /warning: WEBHOOK_SECRET_KEY is not set, so the secret is stored unsealed/);
+        const key = Buffer.alloc(32, 3).toString('base64');
+        const sealed = runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], { ...env, WEBHOOK_SECRET_KEY: key });
+        assert.equal(sealed.status, 0, sealed.stderr);
+        assert.doesNotMatch(sealed.stderr, /warning/);
+      });
+
+      it('list --json is one JSON array; remove twice says so and exits 0', () => {
+        const env = hookEnv();
+        const ids = [1, 2].map(() => runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env).stdout.split('\n')[0]!);
+        const listed = runCli(['webhook', 'list', '--json'], env);
+        assert.equal(listed.status, 0, listed.stderr);
+        const parsed = JSON.parse(listed.stdout) as { endpoint: { id: string } }[];
+        assert.ok(Array.isArray(parsed));
+        assert.deepEqual(parsed.map((e) => e.endpoint.id).sort(), [...ids].sort());
+        assert.equal(runCli(['webhook', 'remove', ids[0]!], env).stdout, `removed ${ids[0]}\n`);
+        const again = runCli(['webhook', 'remove', ids[0]!], env);
+        assert.equal(again.status, 0, again.stderr);
+        assert.match(again.stdout, /is not subscribed \(already removed, or never added\); nothing changed/);
+        assertOneLineFailure(runCli(['webhook', 'remove', 'nonsense'], env), /not an endpoint id/);
+        assert.equal((JSON.parse(runCli(['webhook', 'list', '--json'], env).stdout) as unknown[]).length, 1);
+      });
+    });
+
+    describe('a closed pipe ends a command quietly', () => {
+      for (const args of [
+        ['token', 'list'],
+        ['token', 'list', '--json'],
+        ['webhook', 'list'],
+        ['webhook', 'list', '--json'],
+        ['export'],
+      ]) {
+        it(`plant-store ${args.join(' ')} | (a reader that has gone)`, async () => {
+          const env = { ...fresh(), WEBHOOK_ALLOW_PRIVATE: 'true' };
+          // Something to print, whatever the command.
+          runCli(['import'], env, '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n');
+          runCli(['token', 'create', '--name', 'a'], env);
+          runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);
+          const r = await withClosedStdout(args, env);
+          assert.equal(r.stderr, '', 'nothing on stderr (no EPIPE, no stack trace)');
+          assert.equal(r.code, 0);
+        });
+      }
+    });
+  });
+}

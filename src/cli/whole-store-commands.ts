@@ -82,6 +82,9 @@ export function wholeStoreCommands(program: Command): void {
     )
     .option('--output <file>', 'write it to this file (owner-only; replaced only once the backup is whole)')
     .action(async (opts: { output?: string }) => {
+      if (opts.output === undefined && process.stdout.isTTY) {
+        fail('backup: stdout is a terminal; redirect it to a file (backup > store.backup) or use --output FILE');
+      }
       const counts = await withServices(async ({ store }) => {
         const lines = backupStore(store, version);
         let result: Awaited<ReturnType<typeof lines.next>> | undefined;
@@ -115,6 +118,9 @@ export function wholeStoreCommands(program: Command): void {
     .description('read a backup from stdin or --input into an empty store, whole or not at all (one transaction)')
     .option('--input <file>', 'read it from this file')
     .action(async (opts: { input?: string }) => {
+      if (opts.input === undefined && process.stdin.isTTY) {
+        fail('restore: stdin is a terminal; give it the backup (restore < store.backup) or use --input FILE');
+      }
       if (opts.input !== undefined) {
         // Checked before the store is opened, which would create a new store's tables.
         try {

@@ -10,6 +10,7 @@ import { migrateCommand } from './migrate-command.js';
 import { fail, quietOnClosedPipe } from './output.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
+import { wholeStoreCommands } from './whole-store-commands.js';
 
 quietOnClosedPipe();
 
@@ -43,6 +44,7 @@ migrateCommand(program);
 tokenCommands(program);
 backupCommands(program);
 webhookCommands(program);
+wholeStoreCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);

@@ -2,6 +2,7 @@ import type { PlantRecord } from '../domain/plant.js';
 import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
 import type { TokenRecord } from '../domain/token.js';
 import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../domain/webhook.js';
+import type { StoreKind } from './schema-versions.js';
 
 /** The outbox and endpoints as each store keeps them. */
 export interface WebhookStore {
@@ -60,4 +61,41 @@ export interface Store extends WebhookStore {
   revokeToken(id: string, at: Date): Promise<boolean>;
 
   close(): Promise<void>;
+
+  /** Which kind of store this is: its schema versions are numbered per kind. */
+  readonly kind: StoreKind;
+  /**
+   * The whole store as it is at one moment, read in one transaction of its own (a backup): later
+   * writes, by this process or any other, are not seen. Close it when done.
+   */
+  openSnapshot(): Promise<StoreSnapshot>;
+  /**
+   * Runs `work` in one transaction that other writers cannot interleave with (a restore): commits
+   * when `work` resolves, changes nothing when it rejects. Writes no outbox events.
+   */
+  restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T>;
+}
+
+/** One consistent view of the whole store (backup). Webhook deliveries are not part of it. */
+export interface StoreSnapshot {
+  /** The store's schema version (migrations applied), as of the snapshot. */
+  readonly schemaVersion: number;
+  tokens(): Promise<TokenRecord[]>;
+  /** Every webhook endpoint, its secret as stored (sealed when WEBHOOK_SECRET_KEY was set). */
+  endpoints(): Promise<WebhookEndpoint[]>;
+  /** Up to `limit` plants with an id greater than `after`, by id ascending. */
+  plants(after: bigint | undefined, limit: number): Promise<PlantRecord[]>;
+  /** Ends the transaction and lets go of its connection. */
+  close(): Promise<void>;
+}
+
+/** Writes inside a restore's transaction. */
+export interface RestoreTarget {
+  /** What the store holds, inside the transaction. */
+  counts(): Promise<{ plants: number; tokens: number; endpoints: number }>;
+  insertTokens(tokens: TokenRecord[]): Promise<void>;
+  /** Endpoints with their state (enabled or not, and why) and their secrets as given. */
+  insertEndpoints(endpoints: WebhookEndpoint[]): Promise<void>;
+  /** Inserts plants whose ids are free, with the write path's own insert; resolves to how many it inserted. */
+  insertPlants(plants: PlantRecord[]): Promise<number>;
 }

@@ -4,8 +4,10 @@ import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
 import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
-import type { Store } from '../store.js';
+import type { StoreKind } from '../schema-versions.js';
+import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
+import { postgresRestore, postgresSnapshot } from './backup.js';
 import { Batcher } from './batcher.js';
 import { postgresSettings } from './connection.js';
 import { isUnavailable, storeError } from './errors.js';
@@ -223,5 +225,17 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     if (!this.pool.ended) await this.pool.end();
+  }
+
+  readonly kind: StoreKind = 'postgres';
+
+  /** A connection of its own, held until the snapshot is closed. */
+  async openSnapshot(): Promise<StoreSnapshot> {
+    const client = await this.pool.connect().catch((err: unknown) => Promise.reject(storeError(err)));
+    return postgresSnapshot(client, (broken) => client.release(broken));
+  }
+
+  restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T> {
+    return this.withClient((client) => postgresRestore(client, work));
   }
 }

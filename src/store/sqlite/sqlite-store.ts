@@ -6,8 +6,10 @@ import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
 import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
-import type { Store } from '../store.js';
+import type { StoreKind } from '../schema-versions.js';
+import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
+import { sqliteRestoreTarget, sqliteSnapshot } from './backup.js';
 import { openConnections, prepareFile, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
 import { sqliteReads } from './reads.js';
@@ -185,5 +187,17 @@ export class SqliteStore implements Store {
     this.ready = undefined;
     if (this.writeDb.open) this.writeDb.close();
     if (this.readDb.open) this.readDb.close();
+  }
+
+  readonly kind: StoreKind = 'sqlite';
+
+  openSnapshot(): Promise<StoreSnapshot> {
+    if (!this.ready) return Promise.reject(new Error('the store has not been migrated'));
+    return sqliteSnapshot(this.path);
+  }
+
+  /** One writer job: the whole restore is one transaction, made durable by one fsync. */
+  restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T> {
+    return this.write((w) => work(sqliteRestoreTarget(this.writeDb, w.plants, (t) => w.insertToken(t))));
   }
 }

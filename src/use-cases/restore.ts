@@ -1,0 +1,398 @@
+import { createHash } from 'node:crypto';
+import type { ValidateFunction } from 'ajv';
+import { ConflictError, InvalidInputError } from '../domain/errors.js';
+import { plantRecord, type PlantRecord } from '../domain/plant.js';
+import { SCOPES, type Scope, type TokenRecord } from '../domain/token.js';
+import { EVENT_TYPES, type EventType, type WebhookEndpoint } from '../domain/webhook.js';
+import { openSecret } from '../events/signing.js';
+import { InexactNumber, readJson } from '../json/read-json.js';
+import type { ApiDocument } from '../openapi/document.js';
+import { requestSchema } from '../openapi/request-schema.js';
+import { createAjv, validationError } from '../openapi/validation.js';
+import { KNOWN_SCHEMA_VERSIONS, STORE_KINDS, type StoreKind } from '../store/schema-versions.js';
+import type { RestoreTarget, Store } from '../store/store.js';
+import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupCounts, type BackupHeader } from './backup.js';
+
+/** A backup that cannot be restored: nothing was applied. */
+export class RestoreRefusedError extends InvalidInputError {
+  override name = 'RestoreRefusedError';
+}
+
+/** The target store holds something: a restore goes into an empty store only, and changed nothing. */
+export class StoreNotEmptyError extends ConflictError {
+  override name = 'StoreNotEmptyError';
+}
+
+export interface RestoreReport extends BackupCounts {
+  header: BackupHeader;
+  /** Endpoint secrets sealed with a WEBHOOK_SECRET_KEY, and how many of them the key given cannot open. */
+  sealedSecrets: number;
+  unopenedSecrets: number;
+}
+
+/** Longest line read: far above any record's (a plant's is under 4 KiB), far below a memory problem. */
+export const MAX_LINE_BYTES = 1024 * 1024;
+/** Rows per insert statement. */
+const BATCH = 2000;
+
+interface Line {
+  number: number;
+  bytes: Buffer;
+  /** False for a last line without its newline. */
+  complete: boolean;
+}
+
+/** The input's lines as bytes, without their newline; never more than one line (and one chunk) in memory. */
+async function* lines(input: AsyncIterable<Buffer | string>): AsyncGenerator<Line> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let number = 0;
+  for await (const data of input) {
+    const chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    let start = 0;
+    for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
+      const part = chunk.subarray(start, nl);
+      const bytes = pending.length ? Buffer.concat([...pending, part]) : part;
+      pending = [];
+      pendingBytes = 0;
+      start = nl + 1;
+      if (bytes.length > MAX_LINE_BYTES) throw refused(number + 1, `longer than ${MAX_LINE_BYTES} bytes`);
+      yield { number: ++number, bytes, complete: true };
+    }
+    if (start < chunk.length) {
+      pending.push(chunk.subarray(start));
+      pendingBytes += chunk.length - start;
+      if (pendingBytes > MAX_LINE_BYTES) throw refused(number + 1, `longer than ${MAX_LINE_BYTES} bytes`);
+    }
+  }
+  // A last line without its newline: read like the others (a truncated one fails as JSON).
+  if (pendingBytes > 0) yield { number: ++number, bytes: Buffer.concat(pending), complete: false };
+}
+
+function refused(line: number, message: string): RestoreRefusedError {
+  return new RestoreRefusedError(`line ${line}: ${message}`);
+}
+
+type Obj = Record<string, unknown>;
+
+function parse(line: Line): Obj {
+  if (line.bytes.length === 0) throw refused(line.number, 'an empty line');
+  let value: unknown;
+  try {
+    value = readJson(line.bytes);
+  } catch (err) {
+    if (!line.complete) throw refused(line.number, 'the backup is truncated: its last line is cut short');
+    throw refused(line.number, (err as Error).message);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw refused(line.number, 'not a JSON object');
+  }
+  return value as Obj;
+}
+
+/** Checks a record's members: exactly these, no others. */
+function members(line: Line, what: string, o: Obj, required: string[], optional: string[] = []): void {
+  for (const key of Object.keys(o)) {
+    if (!required.includes(key) && !optional.includes(key))
+      throw refused(line.number, `unknown field "${key}" in ${what}`);
+  }
+  for (const key of required) if (!(key in o)) throw refused(line.number, `${what} has no "${key}"`);
+}
+
+function string(line: Line, what: string, o: Obj, key: string, nonEmpty = true): string {
+  const v = o[key];
+  if (typeof v !== 'string' || (nonEmpty && v === '')) {
+    throw refused(line.number, `${what}'s "${key}" must be a${nonEmpty ? ' non-empty' : ''} string`);
+  }
+  return v;
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function date(line: Line, what: string, o: Obj, key: string, nullable: boolean): Date | null {
+  const v = o[key];
+  if (v === null && nullable) return null;
+  const d = typeof v === 'string' && ISO.test(v) ? new Date(v) : undefined;
+  if (!d || Number.isNaN(d.getTime()) || d.toISOString() !== v) {
+    throw refused(
+      line.number,
+      `${what}'s "${key}" must be a time like 2025-01-31T12:00:00.000Z${nullable ? ', or null' : ''}`,
+    );
+  }
+  return d;
+}
+
+function list<T extends string>(line: Line, what: string, o: Obj, key: string, known: readonly T[]): T[] {
+  const v = o[key];
+  if (!Array.isArray(v) || v.some((x) => !known.includes(x as T)) || new Set(v).size !== v.length) {
+    throw refused(line.number, `${what}'s "${key}" must be a list of distinct values among ${known.join(', ')}`);
+  }
+  return v as T[];
+}
+
+function count(line: Line, o: Obj, key: string): number {
+  const v = o[key];
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+    throw refused(line.number, `the end record's "${key}" must be a count`);
+  }
+  return v;
+}
+
+function readHeader(line: Line | undefined): BackupHeader {
+  if (!line) throw new RestoreRefusedError('the input is empty: not a plant-store backup');
+  let o: Obj;
+  try {
+    o = parse(line);
+  } catch {
+    throw refused(1, 'not a plant-store backup (its first line is not a backup header)');
+  }
+  if (o.format !== BACKUP_FORMAT) throw refused(1, 'not a plant-store backup (its first line is not a backup header)');
+  const by = typeof o.plantStore === 'string' ? ` (written by plant-store ${o.plantStore})` : '';
+  if (o.version !== BACKUP_FORMAT_VERSION) {
+    throw refused(
+      1,
+      `the backup is in format version ${String(o.version instanceof InexactNumber ? o.version.text : o.version)}${by}; ` +
+        `this plant-store reads version ${BACKUP_FORMAT_VERSION} only: restore it with the plant-store that wrote it`,
+    );
+  }
+  members(line, 'the header', o, ['format', 'version', 'plantStore', 'store', 'schema', 'takenAt']);
+  const plantStore = string(line, 'the header', o, 'plantStore');
+  const store = o.store as StoreKind;
+  if (!STORE_KINDS.includes(store)) throw refused(1, `the header's "store" must be one of ${STORE_KINDS.join(', ')}`);
+  const schema = o.schema;
+  if (typeof schema !== 'number' || !Number.isSafeInteger(schema) || schema < 1) {
+    throw refused(1, `the header's "schema" must be a schema version`);
+  }
+  // Migrations may change data as well as tables (migration 3 clears token prefixes), and they
+  // run on stores, not on backups: a backup goes back into a store of its own schema version.
+  const known = KNOWN_SCHEMA_VERSIONS[store];
+  if (schema > known) {
+    throw refused(
+      1,
+      `the backup's ${store} schema is version ${schema}${by}, newer than this plant-store knows ` +
+        `(${known}): restore it with that plant-store`,
+    );
+  }
+  if (schema < known) {
+    throw refused(
+      1,
+      `the backup's ${store} schema is version ${schema}${by}, older than this plant-store's (${known}): ` +
+        'restore it with the plant-store that wrote it, then upgrade that store',
+    );
+  }
+  const takenAt = date(line, 'the header', o, 'takenAt', false)!.toISOString();
+  return { format: BACKUP_FORMAT, version: BACKUP_FORMAT_VERSION, plantStore, store, schema, takenAt };
+}
+
+function readToken(line: Line, o: Obj): TokenRecord {
+  const what = 'a token';
+  members(line, what, o, ['type', 'id', 'name', 'hash', 'prefix', 'scopes', 'createdAt', 'expiresAt', 'revokedAt']);
+  const hash = string(line, what, o, 'hash');
+  if (!/^[0-9a-f]{64}$/.test(hash)) throw refused(line.number, `a token's "hash" must be a SHA-256 in lower-case hex`);
+  return {
+    id: string(line, what, o, 'id'),
+    name: string(line, what, o, 'name', false),
+    hash,
+    prefix: string(line, what, o, 'prefix', false),
+    scopes: list<Scope>(line, what, o, 'scopes', SCOPES),
+    createdAt: date(line, what, o, 'createdAt', false)!,
+    expiresAt: date(line, what, o, 'expiresAt', true),
+    revokedAt: date(line, what, o, 'revokedAt', true),
+  };
+}
+
+function readWebhook(line: Line, o: Obj): WebhookEndpoint {
+  const what = 'a webhook';
+  members(line, what, o, ['type', 'id', 'url', 'events', 'secret', 'enabled', 'disabledReason', 'createdAt']);
+  const url = string(line, what, o, 'url');
+  if (!URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
+    throw refused(line.number, `a webhook's "url" must be an http:// or https:// URL`);
+  }
+  const events = list<EventType>(line, what, o, 'events', EVENT_TYPES);
+  if (events.length === 0) throw refused(line.number, `a webhook's "events" must name at least one event`);
+  if (typeof o.enabled !== 'boolean') throw refused(line.number, `a webhook's "enabled" must be true or false`);
+  if (o.disabledReason !== null && typeof o.disabledReason !== 'string') {
+    throw refused(line.number, `a webhook's "disabledReason" must be a string or null`);
+  }
+  return {
+    id: string(line, what, o, 'id'),
+    url,
+    events,
+    secret: string(line, what, o, 'secret'),
+    enabled: o.enabled,
+    disabledReason: o.disabledReason,
+    createdAt: date(line, what, o, 'createdAt', false)!,
+  };
+}
+
+/** The API's own rules for a plant: the NewPlant schema of the document, as POST /plants applies it. */
+function plantValidator(doc: ApiDocument): ValidateFunction {
+  const schema = doc.operations.get('addPlant')?.requestBody;
+  if (!schema) throw new Error('the OpenAPI document has no NewPlant request body');
+  return createAjv().compile(requestSchema(schema) as object);
+}
+
+function readPlant(line: Line, o: Obj, validate: ValidateFunction): PlantRecord {
+  members(line, 'a plant', o, ['type', 'id', 'name'], ['tag']);
+  const fields: Obj = { id: o.id, name: o.name };
+  if ('tag' in o) fields.tag = o.tag;
+  if (!validate(fields)) throw refused(line.number, validationError(validate.errors ?? [], 'plant').message);
+  return plantRecord(BigInt(fields.id as number | bigint), fields.name as string, fields.tag as string | undefined);
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Restores a backup (see backup.ts) into an empty store, whole or not at all: the records go in
+ * through one transaction (store.restoreInto), and any refusal (a malformed line, an unknown
+ * record, a plant the API would refuse, a truncated or altered file) rolls it back. The input is
+ * read as it comes, so memory stays flat; plants emit no webhook events. `secretKey` is the
+ * WEBHOOK_SECRET_KEY of the target, to tell whether it opens the endpoints' sealed secrets.
+ */
+export async function restoreStore(
+  store: Store,
+  doc: ApiDocument,
+  input: AsyncIterable<Buffer | string>,
+  secretKey: Buffer | undefined,
+): Promise<RestoreReport> {
+  const source = lines(input)[Symbol.asyncIterator]();
+  const first = await source.next();
+  const header = readHeader(first.done ? undefined : first.value);
+  const hash = createHash('sha256');
+  hash.update(first.value!.bytes).update('\n');
+  const validate = plantValidator(doc);
+
+  return store.restoreInto(async (target: RestoreTarget) => {
+    const held = await target.counts();
+    if (held.plants || held.tokens || held.endpoints) {
+      throw new StoreNotEmptyError(
+        `the store is not empty (${plural(held.plants, 'plant')}, ${plural(held.tokens, 'token')}, ` +
+          `${plural(held.endpoints, 'webhook endpoint')}): restore goes into an empty store only; nothing was changed`,
+      );
+    }
+    const report: RestoreReport = { header, plants: 0, tokens: 0, webhooks: 0, sealedSecrets: 0, unopenedSecrets: 0 };
+    const tokenIds = new Set<string>();
+    const tokenHashes = new Set<string>();
+    const webhookIds = new Set<string>();
+    let tokens: TokenRecord[] = [];
+    let webhooks: WebhookEndpoint[] = [];
+    let plants: PlantRecord[] = [];
+    let lastId: bigint | undefined;
+    // One batch of plants is inserted while the next is read: the store's work and the reading overlap.
+    let inserting: Promise<unknown> = Promise.resolve();
+    let failure: { error: unknown } | undefined;
+    const settle = async () => {
+      await inserting;
+      if (failure) throw failure.error;
+    };
+    const flushPlants = async () => {
+      await settle();
+      if (plants.length === 0) return;
+      const batch = plants;
+      plants = [];
+      inserting = target.insertPlants(batch).then(
+        (inserted) => {
+          if (inserted !== batch.length) failure ??= { error: new Error('a restored plant was already in the store') };
+          else report.plants += batch.length;
+        },
+        (error: unknown) => void (failure ??= { error }),
+      );
+    };
+    let end: { line: number; record: Obj } | undefined;
+    let lastLine = 1;
+    for (let next = await source.next(); !next.done; next = await source.next()) {
+      const line = next.value;
+      lastLine = line.number;
+      if (end) throw refused(line.number, `data after the end record (line ${end.line})`);
+      const o = parse(line);
+      if (o.type === 'end') {
+        end = { line: line.number, record: o };
+        continue;
+      }
+      hash.update(line.bytes).update('\n');
+      switch (o.type) {
+        case 'plant': {
+          const plant = readPlant(line, o, validate);
+          if (lastId !== undefined && plant.id <= lastId) {
+            throw refused(line.number, `plant ${plant.id} is out of order: plants come by id ascending, each once`);
+          }
+          lastId = plant.id;
+          plants.push(plant);
+          if (plants.length >= BATCH) await flushPlants();
+          break;
+        }
+        case 'token': {
+          const token = readToken(line, o);
+          if (tokenIds.has(token.id)) throw refused(line.number, `a second token with id "${token.id}"`);
+          if (tokenHashes.has(token.hash)) throw refused(line.number, `a second token with the same hash`);
+          tokenIds.add(token.id);
+          tokenHashes.add(token.hash);
+          tokens.push(token);
+          if (tokens.length >= BATCH) {
+            await target.insertTokens(tokens);
+            report.tokens += tokens.length;
+            tokens = [];
+          }
+          break;
+        }
+        case 'webhook': {
+          const webhook = readWebhook(line, o);
+          if (webhookIds.has(webhook.id)) throw refused(line.number, `a second webhook with id "${webhook.id}"`);
+          webhookIds.add(webhook.id);
+          if (webhook.secret.startsWith('aes256gcm:')) {
+            report.sealedSecrets++;
+            try {
+              openSecret(webhook.secret, secretKey);
+            } catch {
+              report.unopenedSecrets++;
+            }
+          }
+          webhooks.push(webhook);
+          if (webhooks.length >= BATCH) {
+            await target.insertEndpoints(webhooks);
+            report.webhooks += webhooks.length;
+            webhooks = [];
+          }
+          break;
+        }
+        default:
+          throw refused(
+            line.number,
+            typeof o.type === 'string'
+              ? `unknown record type "${o.type}"`
+              : 'a record without a "type" (plant, token, webhook or end)',
+          );
+      }
+    }
+    if (!end) {
+      throw new RestoreRefusedError(`the backup is truncated: it ends at line ${lastLine}, without its end record`);
+    }
+    await flushPlants();
+    await settle();
+    await target.insertTokens(tokens);
+    report.tokens += tokens.length;
+    await target.insertEndpoints(webhooks);
+    report.webhooks += webhooks.length;
+    checkEnd(end, report, hash.digest('hex'));
+    return report;
+  });
+}
+
+function checkEnd(end: { line: number; record: Obj }, report: RestoreReport, sha256: string): void {
+  const line = { number: end.line, bytes: Buffer.alloc(0), complete: true };
+  members(line, 'the end record', end.record, ['type', 'plants', 'tokens', 'webhooks', 'sha256']);
+  if (end.record.sha256 !== sha256) {
+    throw refused(
+      end.line,
+      "the backup's checksum does not match its content: a line was changed, added or removed since it was written",
+    );
+  }
+  for (const key of ['plants', 'tokens', 'webhooks'] as const) {
+    if (count(line, end.record, key) !== report[key]) {
+      throw refused(
+        end.line,
+        `the end record counts ${String(end.record[key])} ${key}, the backup holds ${report[key]}`,
+      );
+    }
+  }
+}

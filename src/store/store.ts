@@ -1,4 +1,5 @@
 import type { PlantRecord } from '../domain/plant.js';
+import type { PlantListQuery } from '../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
 import type { TokenRecord } from '../domain/token.js';
 import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../domain/webhook.js';
@@ -41,8 +42,11 @@ export interface Store extends WebhookStore {
   /** Many writes in one transaction, in order (import): all of them, or none. */
   writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]>;
   getPlant(id: bigint): Promise<PlantRecord | undefined>;
-  /** Up to `limit` plants with an id greater than `after`, by id ascending; O(limit) whatever the store holds. */
-  listPlants(after: bigint | undefined, limit: number): Promise<PlantRecord[]>;
+  /**
+   * Up to `limit` plants that pass the query's filters with an id greater than its `after`, by id
+   * ascending; O(limit) whatever the store holds.
+   */
+  listPlants(query: PlantListQuery, limit: number): Promise<PlantRecord[]>;
   /** How many plants the store holds (for metrics; may take a few ms on millions). */
   countPlants(): Promise<number>;
   /**

@@ -12,7 +12,7 @@ const PAGE = 1000;
 export async function* exportPlants(store: Store): AsyncGenerator<string> {
   let after: bigint | undefined;
   for (;;) {
-    const page = await store.listPlants(after, PAGE);
+    const page = await store.listPlants({ after }, PAGE);
     for (const p of page) yield `${plantJson(p)}\n`;
     if (page.length < PAGE) return;
     after = page.at(-1)!.id;

@@ -10,7 +10,7 @@ export interface PlantPage {
 
 /** One page of plants by id. One extra row is read to know whether another page follows. */
 export async function listPlants(store: Store, query: { limit: number; after?: bigint }): Promise<PlantPage> {
-  const rows = await store.listPlants(query.after, query.limit + 1);
+  const rows = await store.listPlants({ after: query.after }, query.limit + 1);
   const plants = rows.slice(0, query.limit);
   return { plants, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };
 }

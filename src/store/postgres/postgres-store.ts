@@ -1,6 +1,7 @@
 import { Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
+import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
 import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
@@ -155,7 +156,7 @@ export class PostgresStore implements Store {
     return row && plantFromRow(row);
   }
 
-  async listPlants(after: bigint | undefined, limit: number): Promise<PlantRecord[]> {
+  async listPlants({ after }: PlantListQuery, limit: number): Promise<PlantRecord[]> {
     const query =
       after === undefined
         ? { ...SQL.listFirst, values: [limit] }

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
+import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
 import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
@@ -123,7 +124,7 @@ export class SqliteStore implements Store {
     return this.read((r) => r.getPlant(id));
   }
 
-  listPlants(after: bigint | undefined, limit: number): Promise<PlantRecord[]> {
+  listPlants({ after }: PlantListQuery, limit: number): Promise<PlantRecord[]> {
     return this.read((r) => r.listPlants(after, limit));
   }
 

@@ -13,9 +13,12 @@ export interface paths {
         };
         /**
          * List plants
-         * @description Returns plants ordered by id, ascending, a page at a time. When more plants follow, the
-         *     `Link` header gives the next page: `</plants?limit=N&after=ID>; rel="next"`. A page
-         *     costs the same whatever the size of the store (keyset pagination on the id).
+         * @description Returns plants ordered by id, ascending, a page at a time, optionally only those with
+         *     one of some tags (`tag`) or whose name holds some words (`q`). When more plants follow,
+         *     the `Link` header gives the next page, with the same filters:
+         *     `</plants?limit=N&tag=T&q=Q&after=ID>; rel="next"`. A page costs the same whatever the
+         *     size of the store and however rare the tag (keyset pagination on the id, over each
+         *     store's indexes). Query parameters not listed here are refused (400), naming them.
          */
         get: operations["listPlants"];
         put?: never;
@@ -55,24 +58,39 @@ export interface paths {
         };
         /**
          * Read a plant
-         * @description Returns the plant with this id, with its id.
+         * @description Returns the plant with this id, with its id, and its `ETag`. With `If-None-Match` naming
+         *     that ETag (or `*`), answers 304 without a body instead, while the plant is unchanged.
          */
         get: operations["getPlant"];
         /**
          * Replace a plant's name and tag
          * @description Replaces the name and the tag of an existing plant: a tag absent from the body is
          *     removed. The body is a Plant; if it also carries an `id`, that id must equal the path's.
+         *     With `If-Match`, replaces only while the plant's ETag is one of those given (412
+         *     otherwise, and nothing changes). A replacement that changes nothing sends no event.
          */
         put: operations["replacePlant"];
         post?: never;
         /**
          * Delete a plant
-         * @description Removes the plant. Its id can be used again by a later creation.
+         * @description Removes the plant. Its id can be used again by a later creation. With `If-Match`,
+         *     deletes only while the plant's ETag is one of those given (412 otherwise).
          */
         delete: operations["deletePlant"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change some of a plant's fields
+         * @description A JSON merge patch (RFC 7396) over the plant's name and tag: a member present sets that
+         *     field, an absent one keeps it, and `"tag": null` removes the tag (`"name": null` is
+         *     refused: a plant always has a name). The same rules as a replacement apply to the values;
+         *     an `id`, if present, must equal the path's, and members the plant does not have are
+         *     refused rather than ignored, so a misspelt field is never a silent no-op. The media type
+         *     must be `application/merge-patch+json` (415 otherwise). With `If-Match`, changes the
+         *     plant only while its ETag is one of those given (412 otherwise). A patch that changes
+         *     nothing answers 200 and sends no event.
+         */
+        patch: operations["patchPlant"];
         trace?: never;
     };
     "/healthz": {
@@ -241,8 +259,9 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * A plant was replaced
-         * @description Sent to subscribers of `updated` after PUT /plants/{id} replaced a plant; the body is the new record.
+         * A plant was replaced or patched
+         * @description Sent to subscribers of `updated` after PUT or PATCH /plants/{id} changed a plant's name
+         *     or tag; the body is the new record. A PUT or PATCH that changes nothing sends nothing.
          */
         post: operations["plantUpdatedWebhook"];
         delete?: never;
@@ -329,6 +348,36 @@ export interface components {
             id?: number | bigint;
         };
         /**
+         * Plant patch
+         * @description A JSON merge patch of a plant: the members present change, the others stay. `tag: null`
+         *     removes the tag. Members other than these are refused.
+         * @example {
+         *       "tag": "climber"
+         *     }
+         * @example {
+         *       "name": "Swiss cheese plant",
+         *       "tag": null
+         *     }
+         */
+        PlantPatch: {
+            /**
+             * Format: int64
+             * @description Optional; when present it must equal the id in the path.
+             * @example 1
+             */
+            id?: number | bigint;
+            /**
+             * @description The plant's new name.
+             * @example Monstera
+             */
+            name?: string;
+            /**
+             * @description The plant's new tag, or null to remove it.
+             * @example climber
+             */
+            tag?: string | null;
+        };
+        /**
          * Error
          * @description The body of every response that is not 2xx.
          * @example {
@@ -365,6 +414,39 @@ export interface components {
         };
     };
     responses: {
+        /** @description The plant is unchanged since the client's copy (its ETag is in `If-None-Match`); no body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description The plant's current ETag does not satisfy `If-Match`: someone changed or deleted it since
+         *     the client read it. Nothing changed; read it again and retry.
+         */
+        PreconditionFailed: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": 412,
+                 *       "message": "plant 1 has changed (its ETag is no longer the one in If-Match)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request is malformed or does not match the schema; the message names the field. */
         BadRequest: {
             headers: {
@@ -494,7 +576,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json` (a `charset=utf-8` parameter is allowed). */
+        /**
+         * @description The body is not of the operation's media type: `application/json`, or
+         *     `application/merge-patch+json` for `PATCH` (a `charset=utf-8` parameter is allowed).
+         */
         UnsupportedMediaType: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];
@@ -568,6 +653,19 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Change the plant only if its current ETag is one of these (comma-separated, as sent in
+         *     `ETag`), or, with `*`, only if it exists. Weak tags (`W/"…"`) never match: the
+         *     comparison is strong. Otherwise 412 and nothing changes. A malformed value is 400.
+         * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+         */
+        IfMatch: string;
+        /**
+         * @description Answer 304 without a body if the plant's current ETag is one of these (weak comparison),
+         *     or, with `*`, if it exists. A malformed value is 400.
+         * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+         */
+        IfNoneMatch: string;
+        /**
          * @description The event's id (`msg_…`), the same on every attempt and every endpoint; deduplicate by it.
          * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
          */
@@ -592,13 +690,20 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
+         * @description A strong entity tag of the plant as this response shows it: it changes whenever the
+         *     plant's name or tag changes, and is the same wherever the same plant is served.
+         * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+         */
+        ETag: string;
+        /**
          * @description The request's id, echoed from the request or generated.
          * @example 3f2a9c1e-2b7d-4c55-9d0e-6a1b2c3d4e5f
          */
         RequestId: string;
         /**
-         * @description The next page, when more plants follow; absent on the last page.
-         * @example </plants?limit=20&after=42>; rel="next"
+         * @description The next page, when more plants follow; absent on the last page. It repeats the
+         *     request's filters, percent-encoded.
+         * @example </plants?limit=20&tag=tropical&after=42>; rel="next"
          */
         Link: string;
         /**
@@ -658,6 +763,24 @@ export interface operations {
                  * @example 2
                  */
                 after?: number | bigint;
+                /**
+                 * @description Return only plants whose tag is exactly this one (case and accents matter; an empty
+                 *     value is the empty tag). Repeat the parameter for plants with any of several tags
+                 *     (`tag=tropical&tag=succulent`), at most 10. Plants without a tag never match.
+                 * @example [
+                 *       "tropical"
+                 *     ]
+                 */
+                tag?: string[];
+                /**
+                 * @description Return only plants whose name holds every word of this text as a whole word,
+                 *     ignoring case and the accents of Latin letters: `monstera` finds `Monstera
+                 *     deliciosa`, `cafe` finds `Café`, `deliciosa monstera` finds it too, `mon` does not.
+                 *     Letters and digits make words; anything else separates them. It must hold at least
+                 *     one letter or digit.
+                 * @example monstera
+                 */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -705,6 +828,7 @@ export interface operations {
             /** @description plant response */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -730,7 +854,14 @@ export interface operations {
     getPlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Answer 304 without a body if the plant's current ETag is one of these (weak comparison),
+                 *     or, with `*`, if it exists. A malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
@@ -745,6 +876,7 @@ export interface operations {
             /** @description The plant. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -755,6 +887,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewPlant"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -768,7 +901,15 @@ export interface operations {
     replacePlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the plant only if its current ETag is one of these (comma-separated, as sent in
+                 *     `ETag`), or, with `*`, only if it exists. Weak tags (`W/"…"`) never match: the
+                 *     comparison is strong. Otherwise 412 and nothing changes. A malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
@@ -788,6 +929,7 @@ export interface operations {
             /** @description The plant as it now is. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -803,6 +945,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -813,7 +956,15 @@ export interface operations {
     deletePlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Change the plant only if its current ETag is one of these (comma-separated, as sent in
+                 *     `ETag`), or, with `*`, only if it exists. Weak tags (`W/"…"`) never match: the
+                 *     comparison is strong. Otherwise 412 and nothing changes. A malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
@@ -841,6 +992,62 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    patchPlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Change the plant only if its current ETag is one of these (comma-separated, as sent in
+                 *     `ETag`), or, with `*`, only if it exists. Weak tags (`W/"…"`) never match: the
+                 *     comparison is strong. Otherwise 412 and nothing changes. A malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
+                 * @example 1
+                 */
+                id: number | bigint;
+            };
+            cookie?: never;
+        };
+        /** @description the fields to change */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PlantPatch"];
+            };
+        };
+        responses: {
+            /** @description The plant as it now is. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

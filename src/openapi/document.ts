@@ -15,6 +15,8 @@ export interface Operation {
   /** Scopes of the operation's bearerAuth requirement; undefined when the operation needs no credential. */
   scopes: string[] | undefined;
   requestBody: JsonObject | undefined;
+  /** The one media type the request body is sent in (`application/json`, or `application/merge-patch+json`). */
+  requestMediaType: string | undefined;
   parameters: JsonObject[];
   /** Response schemas by status code, $refs resolved. */
   responses: Record<string, JsonObject | undefined>;
@@ -48,7 +50,8 @@ export function loadDocument(path: URL = documentPath): ApiDocument {
         path,
         operationId: op.operationId as string,
         scopes: bearer ? (bearer.bearerAuth ?? []) : undefined,
-        requestBody: content?.['application/json']?.schema as JsonObject | undefined,
+        requestBody: content && (Object.values(content)[0]?.schema as JsonObject | undefined),
+        requestMediaType: content && Object.keys(content)[0],
         parameters: [
           ...((item.parameters as JsonObject[] | undefined) ?? []),
           ...((op.parameters as JsonObject[] | undefined) ?? []),

@@ -99,6 +99,8 @@ export function validationError(errors: ErrorObject[], part: string): InvalidInp
       case 'minimum':
       case 'maximum':
         return `${field} must be ${e.keyword === 'minimum' ? '>=' : '<='} ${p.limit}`;
+      case 'additionalProperties':
+        return `${field} has the member ${JSON.stringify(p.additionalProperty)}, which it cannot have`;
       case 'format':
         return `${field} must be a ${p.format} value`;
       default:

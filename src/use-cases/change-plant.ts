@@ -31,6 +31,13 @@ function changed(id: bigint, outcome: WriteOutcome): PlantRecord {
   }
 }
 
+/** A body may repeat the plant's id; it cannot name another. */
+function sameId(id: bigint, inBody: number | bigint | undefined): void {
+  if (inBody !== undefined && BigInt(inBody) !== id) {
+    throw new InvalidInputError(`id in the body (${inBody}) must equal the id in the path (${id})`);
+  }
+}
+
 /** Replaces the name and tag of an existing plant; a tag absent from the body is removed. */
 export async function replacePlant(
   store: Store,
@@ -38,11 +45,31 @@ export async function replacePlant(
   input: PlantReplacementInput,
   ifMatch?: Precondition,
 ): Promise<PlantRecord> {
-  if (input.id !== undefined && BigInt(input.id) !== id) {
-    throw new InvalidInputError(`id in the body (${input.id}) must equal the id in the path (${id})`);
-  }
+  sameId(id, input.id);
   const write: PlantWrite = { kind: 'replace', plant: plantRecord(id, input.name, input.tag), ifMatch };
   return changed(id, await store.writePlant(write));
+}
+
+/**
+ * A PATCH body, validated against PlantPatch: a JSON merge patch over the name and the tag
+ * (`tag: null` removes it); its optional id is exact when present.
+ */
+export interface PlantPatchInput {
+  id?: number | bigint;
+  name?: string;
+  tag?: string | null;
+}
+
+/** Changes the fields the patch names, keeps the others; a patch that changes nothing is no write. */
+export async function patchPlant(
+  store: Store,
+  id: bigint,
+  input: PlantPatchInput,
+  ifMatch?: Precondition,
+): Promise<PlantRecord> {
+  sameId(id, input.id);
+  const { id: _id, ...patch } = input;
+  return changed(id, await store.writePlant({ kind: 'patch', id, patch, ifMatch }));
 }
 
 /** Deletes a plant; its id may be created again afterwards. */

@@ -1,5 +1,5 @@
 import { ConflictError } from '../domain/errors.js';
-import { plantRecord, toPlant, type Plant } from '../domain/plant.js';
+import { plantRecord, type PlantRecord } from '../domain/plant.js';
 import type { Store } from '../store/store.js';
 
 /** The request body of creation, as validated against NewPlant: id is exact (number or bigint). */
@@ -14,11 +14,11 @@ export interface NewPlantInput {
  * (same name and tag: answered like a creation, nothing changes) and a conflict. Properties
  * the schema does not name were already dropped: never stored, never echoed.
  */
-export async function createPlant(store: Store, input: NewPlantInput): Promise<Plant> {
+export async function createPlant(store: Store, input: NewPlantInput): Promise<PlantRecord> {
   const plant = plantRecord(BigInt(input.id), input.name, input.tag);
   const outcome = await store.writePlant({ kind: 'create', plant });
   if (outcome.kind === 'conflict') {
     throw new ConflictError(`plant ${plant.id} already exists with a different name or tag`);
   }
-  return toPlant(plant);
+  return plant;
 }

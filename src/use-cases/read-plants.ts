@@ -1,5 +1,6 @@
-import { plantNotFound } from '../domain/errors.js';
+import { InvalidInputError, plantNotFound } from '../domain/errors.js';
 import type { PlantRecord } from '../domain/plant.js';
+import { searchable } from '../domain/plant-query.js';
 import type { Store } from '../store/store.js';
 
 export interface PlantPage {
@@ -8,9 +9,22 @@ export interface PlantPage {
   nextAfter: bigint | undefined;
 }
 
-/** One page of plants by id. One extra row is read to know whether another page follows. */
-export async function listPlants(store: Store, query: { limit: number; after?: bigint }): Promise<PlantPage> {
-  const rows = await store.listPlants({ after: query.after }, query.limit + 1);
+/** The query of GET /plants, validated against its parameters. */
+export interface PlantListInput {
+  limit: number;
+  after?: bigint;
+  /** Any of these tags. */
+  tag?: string[];
+  /** Words the name must hold. */
+  q?: string;
+}
+
+/** One page of plants by id, filtered. One extra row is read to know whether another page follows. */
+export async function listPlants(store: Store, query: PlantListInput): Promise<PlantPage> {
+  if (query.q !== undefined && !searchable(query.q)) {
+    throw new InvalidInputError('q must hold at least one letter or digit: words are made of them');
+  }
+  const rows = await store.listPlants({ after: query.after, tags: query.tag, search: query.q }, query.limit + 1);
   const plants = rows.slice(0, query.limit);
   return { plants, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };
 }

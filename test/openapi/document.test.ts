@@ -26,24 +26,17 @@ describe('the OpenAPI document', () => {
     const plants = doc.paths.find((p) => p.path === '/plants');
     assert.deepEqual(plants?.methods, ['GET', 'POST']);
     const one = doc.paths.find((p) => p.path === '/plants/{id}');
-    assert.deepEqual(one?.methods, ['GET', 'PUT', 'DELETE']);
+    assert.deepEqual(one?.methods, ['GET', 'PUT', 'DELETE', 'PATCH']);
     assert.ok(one?.pattern.test('/plants/12') && !one.pattern.test('/plants/12/x'));
     assert.ok(plants?.pattern.test('/plants'));
     assert.ok(!plants?.pattern.test('/plants/'));
   });
 
   it('merges path-level parameters into each operation', () => {
-    for (const id of ['getPlant', 'replacePlant', 'deletePlant']) {
-      assert.deepEqual(
-        doc.operations.get(id)?.parameters.map((p) => p.name),
-        ['id'],
-        id,
-      );
-    }
-    assert.deepEqual(
-      doc.operations.get('listPlants')?.parameters.map((p) => p.name),
-      ['limit', 'after'],
-    );
+    const names = (id: string) => doc.operations.get(id)?.parameters.map((p) => p.name);
+    assert.deepEqual(names('getPlant'), ['id', 'If-None-Match']);
+    for (const id of ['replacePlant', 'patchPlant', 'deletePlant']) assert.deepEqual(names(id), ['id', 'If-Match'], id);
+    assert.deepEqual(names('listPlants'), ['limit', 'after', 'tag', 'q']);
   });
 
   it('turns path and query integers into decimal-digit checks with their ranges', () => {
@@ -55,6 +48,13 @@ describe('the OpenAPI document', () => {
         after: {
           decimalInteger: { min: '-9223372036854775808', max: '9223372036854775807', bigint: true },
         },
+        tag: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 10,
+          items: { type: 'string', maxLength: 64, pattern: '^[^\\u0000]*$' },
+        },
+        q: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\u0000]*$' },
       },
     });
     assert.equal(parametersSchema(list.parameters, 'path'), undefined);

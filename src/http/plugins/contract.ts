@@ -5,7 +5,8 @@ import type { ApiDocument } from '../../openapi/document.js';
 import { parametersSchema, requestSchema } from '../../openapi/request-schema.js';
 import { createAjv } from '../../openapi/validation.js';
 import { HttpError } from '../http-error.js';
-import { requireJsonContentType } from './json-body.js';
+import { queryGuard } from '../query-parameters.js';
+import { requireContentType } from './json-body.js';
 
 export interface OperationOptions {
   /** Send this operation's bodies as they are instead of serialising them through the response schemas. */
@@ -93,10 +94,11 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
             ...(!options.rawResponse && { response: responses }),
           },
           config: { route: op.path },
+          preValidation: queryGuard(op),
           handler,
         };
         if (op.scopes) route.onRequest = this.authenticate(op.scopes[0]);
-        if (op.requestBody) route.preParsing = requireJsonContentType;
+        if (op.requestMediaType) route.preParsing = requireContentType(op.requestMediaType);
         this.route(route);
       },
     );

@@ -3,10 +3,13 @@ import { readJson, JsonReadError } from '../../json/read-json.js';
 import { bodyTooLarge, declaresBody, inviteBody } from '../errors.js';
 import { HttpError } from '../http-error.js';
 
-/** `application/json`, with any parameters, as long as a charset (if given) is UTF-8. */
-function isJsonMediaType(type: string): boolean {
+/** The media types a request body may have: each operation takes one of them (the document says which). */
+const BODY_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
+
+/** `wanted`, with any parameters, as long as a charset (if given) is UTF-8. */
+function isMediaType(type: string, wanted: string): boolean {
   const [essence, ...params] = type.split(';');
-  if (essence?.trim().toLowerCase() !== 'application/json') return false;
+  if (essence?.trim().toLowerCase() !== wanted) return false;
   return params.every((p) => {
     const [name, value = ''] = p.split('=');
     return name?.trim().toLowerCase() !== 'charset' || value.trim().replace(/^"|"$/g, '').toLowerCase() === 'utf-8';
@@ -23,7 +26,7 @@ function isJsonMediaType(type: string): boolean {
  */
 export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => {
+  app.addContentTypeParser(BODY_MEDIA_TYPES, { parseAs: 'buffer', bodyLimit }, (_req, body, done) => {
     try {
       done(null, readJson(body as Buffer));
     } catch (err) {
@@ -58,17 +61,24 @@ async function closeWhenBodyUnread(request: FastifyRequest, reply: FastifyReply)
 }
 
 /**
- * A preParsing hook for routes that take a body: the media type is checked before a single
- * byte of the body is read, so 415 comes before 413 and 400; a declared length over the limit
- * is 413 at once; only then is a client that sent `Expect: 100-continue` invited to send it.
+ * A preParsing hook for routes that take a body in `mediaType`: the media type is checked before
+ * a single byte of the body is read, so 415 comes before 413 and 400; a declared length over the
+ * limit is 413 at once; only then is a client that sent `Expect: 100-continue` invited to send it.
  */
-export async function requireJsonContentType(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function requireContentType(mediaType: string) {
+  return async function (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { headers } = request;
+    const type = headers['content-type'];
+    if (type === undefined && !declaresBody(headers)) return;
+    if (type === undefined || !isMediaType(type, mediaType)) {
+      throw new HttpError(415, `Content-Type must be ${mediaType} (charset=utf-8 is allowed)`);
+    }
+    admitBody(request, reply);
+  };
+}
+
+function admitBody(request: FastifyRequest, reply: FastifyReply): void {
   const { headers } = request;
-  const type = headers['content-type'];
-  if (type === undefined && !declaresBody(headers)) return;
-  if (type === undefined || !isJsonMediaType(type)) {
-    throw new HttpError(415, 'Content-Type must be application/json (charset=utf-8 is allowed)');
-  }
   const limit = request.routeOptions.bodyLimit;
   const length = Number(headers['content-length']);
   if (limit !== undefined && Number.isFinite(length) && length > limit) throw bodyTooLarge(limit);

@@ -1,0 +1,34 @@
+import type { FastifyRequest } from 'fastify';
+import type { JsonObject, Operation } from '../openapi/document.js';
+import { HttpError } from './http-error.js';
+
+/**
+ * A preValidation hook holding a request's query to what its operation declares, before the
+ * schema checks the values:
+ * - a parameter the document does not declare is refused, naming it, so that a client relying
+ *   on a filter the operation does not have learns it instead of getting everything;
+ * - an array parameter (`tag=a&tag=b`) is an array even when given once;
+ * - any other parameter given more than once is refused rather than one of its values picked.
+ */
+export function queryGuard(op: Operation) {
+  const declared = op.parameters.filter((p) => p.in === 'query');
+  const arrays = new Set(declared.filter((p) => (p.schema as JsonObject).type === 'array').map((p) => p.name));
+  const names = new Set(declared.map((p) => p.name as string));
+  const takes = names.size === 0 ? 'takes no query parameters' : `takes only ${[...names].join(', ')}`;
+  return async function (request: FastifyRequest): Promise<void> {
+    const query = request.query as Record<string, string | string[]>;
+    const unknown = Object.keys(query).filter((name) => !names.has(name));
+    if (unknown.length > 0) {
+      const listed = unknown.map((n) => JSON.stringify(n.length > 40 ? `${n.slice(0, 40)}…` : n)).slice(0, 5);
+      const noun = unknown.length === 1 ? 'query parameter' : 'query parameters';
+      throw new HttpError(400, `unknown ${noun} ${listed.join(', ')}: ${op.method} ${op.path} ${takes}`);
+    }
+    for (const [name, value] of Object.entries(query)) {
+      if (arrays.has(name)) {
+        if (!Array.isArray(value)) query[name] = [value];
+      } else if (Array.isArray(value)) {
+        throw new HttpError(400, `query parameter ${name} is given ${value.length} times; give it once`);
+      }
+    }
+  };
+}

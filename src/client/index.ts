@@ -11,6 +11,8 @@ export type { components, operations, paths } from './schema.js';
 export type Plant = components['schemas']['Plant'];
 /** `{id, name, tag?}`: the body of a creation, and a plant as it is read back. */
 export type NewPlant = components['schemas']['NewPlant'];
+/** `{name?, tag?}`: a JSON merge patch of a plant (`tag: null` removes the tag). */
+export type PlantPatch = components['schemas']['PlantPatch'];
 /** `{error, message}`: the body of every response that is not 2xx. */
 export type ApiError = components['schemas']['Error'];
 export type PlantStoreClient = Client<paths, 'application/json'>;
@@ -41,9 +43,19 @@ export function createPlantStoreClient(options: PlantStoreClientOptions): PlantS
     ...(options.fetch && { fetch: options.fetch }),
     bodySerializer: writeJson,
   });
-  client.use(exactJson);
+  client.use(exactJson, mergePatch);
   return client;
 }
+
+/** PATCH is the document's one operation whose body is a JSON merge patch; openapi-fetch would label it application/json. */
+const mergePatch: Middleware = {
+  onRequest({ request }) {
+    if (request.method !== 'PATCH' || !request.body) return undefined;
+    const headers = new Headers(request.headers);
+    headers.set('content-type', 'application/merge-patch+json');
+    return new Request(request, { headers });
+  },
+};
 
 /** Hands openapi-fetch responses whose `json()` is the exact reader. */
 const exactJson: Middleware = {

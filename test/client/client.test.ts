@@ -59,6 +59,39 @@ for (const store of stores) {
       assert.equal(gone.error?.error, 404);
     });
 
+    it('filters by tag and words, patches with If-Match, and keeps a copy with If-None-Match', async () => {
+      for (const [id, name, tag] of [
+        [20, 'Monstera deliciosa', 'tropical'],
+        [21, 'Café au lait ivy', 'climber'],
+        [22, 'Monstera adansonii', 'tropical'],
+      ] as const)
+        await client.POST('/plants', { body: { id, name, tag } });
+      const tropical = await client.GET('/plants', { params: { query: { tag: ['tropical'], limit: 1 } } });
+      assert.deepEqual(tropical.data, [{ id: 20, name: 'Monstera deliciosa', tag: 'tropical' }]);
+      assert.equal(tropical.response.headers.get('link'), '</plants?limit=1&tag=tropical&after=20>; rel="next"');
+      const found = await client.GET('/plants', { params: { query: { q: 'cafe', tag: ['climber', 'none'] } } });
+      assert.deepEqual(found.data, [{ id: 21, name: 'Café au lait ivy', tag: 'climber' }]);
+
+      const read = await client.GET('/plants/{id}', { params: { path: { id: 22 } } });
+      const etag = read.response.headers.get('etag')!;
+      const kept = await client.GET('/plants/{id}', {
+        params: { path: { id: 22 }, header: { 'If-None-Match': etag } },
+      });
+      assert.equal(kept.response.status, 304);
+      // The client sends PATCH bodies as application/merge-patch+json by itself.
+      const patched = await client.PATCH('/plants/{id}', {
+        params: { path: { id: 22 }, header: { 'If-Match': etag } },
+        body: { tag: null },
+      });
+      assert.deepEqual(patched.data, { name: 'Monstera adansonii' });
+      const stale = await client.PATCH('/plants/{id}', {
+        params: { path: { id: 22 }, header: { 'If-Match': etag } },
+        body: { name: 'lost update' },
+      });
+      assert.equal(stale.response.status, 412);
+      assert.equal(stale.error?.error, 412);
+    });
+
     it('returns the Error body of a refused call, typed', async () => {
       const anonymous = createPlantStoreClient({ baseUrl: url, fetch: conformingFetch });
       const refused = await anonymous.POST('/plants', { body: { id: 1, name: 'Monstera' } });

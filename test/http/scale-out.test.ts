@@ -79,6 +79,33 @@ describe('two instances on one PostgreSQL database', suiteOptions('postgres'), (
     await assertCreatedOnce(urls, token, 2_000_000n, identical);
   });
 
+  it('50 concurrent PUTs with the same If-Match, 25 through each: exactly one 200, 49 412s, the winner stored', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    for (let round = 0; round < 3; round++) {
+      const id = 3_000_000n + BigInt(round);
+      assert.equal((await postPlant(a.url, token, `{"id":${id},"name":"start"}`)).status, 200);
+      const read = await send(b.url, { path: `/plants/${id}`, headers });
+      const etag = read.headers.etag as string;
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          send(i % 2 ? a.url : b.url, {
+            method: 'PUT',
+            path: `/plants/${id}`,
+            headers: { ...headers, 'if-match': etag },
+            body: JSON.stringify({ name: `writer ${i}` }),
+          }),
+        ),
+      );
+      const statuses = answers.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(' '));
+      assert.equal(statuses.filter((s) => s === 412).length, 49, statuses.join(' '));
+      const winner = answers.find((r) => r.status === 200)!;
+      const stored = await send(a.url, { path: `/plants/${id}`, headers });
+      assert.equal(stored.text, `{"id":${id},"name":${JSON.stringify((winner.json as { name: string }).name)}}`);
+      assert.equal(stored.headers.etag, winner.headers.etag);
+    }
+  });
+
   it('a token created with the CLI works on both within 1 s; revoked, it stops on both within 1 s', async () => {
     const created = cli(['token', 'create', '--name', 'ops', '--scope', 'plants:read']);
     assert.equal(created.status, 0, created.stderr);

@@ -16,6 +16,7 @@ export function queryGuard(op: Operation) {
   const names = new Set(declared.map((p) => p.name as string));
   const takes = names.size === 0 ? 'takes no query parameters' : `takes only ${[...names].join(', ')}`;
   return async function (request: FastifyRequest): Promise<void> {
+    checkEncoding(request.url);
     const query = request.query as Record<string, string | string[]>;
     const unknown = Object.keys(query).filter((name) => !names.has(name));
     if (unknown.length > 0) {
@@ -31,4 +32,20 @@ export function queryGuard(op: Operation) {
       }
     }
   };
+}
+
+/**
+ * The query parser keeps a malformed escape (`%`, `%zz`) or bytes that are not UTF-8 (`%FF`) as
+ * they are, so a search would run for text the client never meant; such a query is refused.
+ */
+function checkEncoding(url: string): void {
+  const at = url.indexOf('?');
+  if (at === -1) return;
+  for (const piece of url.slice(at + 1).split(/[&=]/)) {
+    try {
+      decodeURIComponent(piece.replace(/\+/g, ' '));
+    } catch {
+      throw new HttpError(400, 'the query string is not valid (bad percent-encoding, or bytes that are not UTF-8)');
+    }
+  }
 }

@@ -56,6 +56,15 @@ describe('query parameters', () => {
     assert.equal((await get('/plants?tag=a%00b')).status, 400);
   });
 
+  it('refuses bad percent-encoding and escaped bytes that are not UTF-8, in names and values', async () => {
+    for (const path of ['/plants?q=%FF', '/plants?tag=%C0%80', '/plants?q=%', '/plants?q=a%zz', '/plants?%FF=1']) {
+      const res = await get(path);
+      assert.equal(res.status, 400, path);
+      assert.match(message(res), /^the query string is not valid/, path);
+    }
+    assert.equal((await get('/plants?q=caf%C3%A9+au+lait&tag=a%26b')).status, 200);
+  });
+
   it('keeps the names exact: a parameter spelt in another case is another parameter', async () => {
     assert.equal((await get('/plants?Limit=5')).status, 400);
   });

@@ -9,9 +9,14 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   text: JSON.stringify(body),
   json: body,
 });
-const other = (status: number, type: string | undefined, text: string): RawResponse => ({
+const other = (
+  status: number,
+  type: string | undefined,
+  text: string,
+  headers: Record<string, string> = {},
+): RawResponse => ({
   status,
-  headers: type === undefined ? {} : { 'content-type': type },
+  headers: { ...(type !== undefined && { 'content-type': type }), ...headers },
   text,
   json: undefined,
 });
@@ -30,7 +35,14 @@ describe('the conformance check used by every HTTP test', () => {
       ['GET', '/docs', other(200, 'text/html; charset=utf-8', '<!doctype html>')],
       ['GET', '/docs/swagger-ui.css', other(200, 'text/css; charset=utf-8', '.a{}')],
       ['GET', '/nope', error(404)],
-      ['PATCH', '/plants/1', json(405, { error: 405, message: 'x' }, { allow: 'GET, PUT, DELETE' })],
+      ['POST', '/plants/1', json(405, { error: 405, message: 'x' }, { allow: 'GET, PUT, DELETE, PATCH' })],
+      ['GET', '/plants/1', other(304, undefined, '', { etag: `"${'a'.repeat(27)}"` })],
+      ['PATCH', '/plants/1', json(200, { name: 'a' }, { etag: `"${'b'.repeat(27)}"` })],
+      ['PATCH', '/plants/1', error(412)],
+      ['PATCH', '/plants/1', error(415)],
+      ['PUT', '/plants/1', error(412)],
+      ['DELETE', '/plants/1', error(412)],
+      ['GET', '/plants?tag=a&q=b', json(200, [], { link: '</plants?limit=1&tag=a%20b&q=c&after=1>; rel="next"' })],
       // The HTTP layer may answer any request with these before it reaches an operation.
       ['GET', '/healthz', error(431)],
     ];
@@ -64,8 +76,17 @@ describe('the conformance check used by every HTTP test', () => {
       ['POST', '/plants', json(400, { error: 401, message: 'x' }), /error field 401 differs from the status 400/],
       ['POST', '/plants', json(400, { message: 'x' }), /must have required property 'error'/],
       ['POST', '/plants', other(400, 'text/html', 'x'), /400 with content-type "text\/html", not application\/json/],
-      ['PATCH', '/plants/1', error(404), /PATCH \/plants\/1 matches no method, but answered 404/],
-      ['PATCH', '/plants/1', error(405), /405 without an Allow header/],
+      ['POST', '/plants/1', error(404), /POST \/plants\/1 matches no method, but answered 404/],
+      ['POST', '/plants/1', error(405), /405 without an Allow header/],
+      [
+        'GET',
+        '/plants/1',
+        other(304, 'application/json', '{"id":1}'),
+        /304 has a body, but the document declares none/,
+      ],
+      ['GET', '/plants/1', json(200, { id: 1, name: 'a' }, { etag: 'W/"x"' }), /headers: \/headers\/etag/],
+      ['GET', '/plants', error(412), /answered 412, which the document does not declare/],
+      ['POST', '/plants', error(304), /answered 304, which the document does not declare/],
       ['GET', '/nope', json(200, {}), /GET \/nope matches no path, but answered 200/],
     ];
     for (const [method, path, res, expected] of wrong) {

@@ -46,6 +46,8 @@ for (const kind of stores) {
         assert.deepEqual(await found(store, { tags: ['big'] }), []);
         await store.writePlant({ kind: 'create', plant: { id: 1n, name: 'Fig again' } });
         assert.deepEqual(await found(store, { search: 'fig' }), [1n]);
+        // The words of the deleted plant went with it: the new plant of its id has none of them.
+        assert.deepEqual(await found(store, { search: 'rubber' }), []);
         // A batch of writes in one transaction (import): each write sees the one before.
         await store.writePlants([
           { kind: 'create', plant: { id: 3n, name: 'Café one' } },

@@ -68,8 +68,9 @@ export const postgresMigrations: string[] = [
   // removed: no extension needed), keyed (word, id) so that a word's plants are walked in id order
   // from a cursor. A GIN index on a tsvector would find the same plants, but not in id order: a
   // page would cost every match. Statement triggers keep the words in step with every write of
-  // plants, in its own transaction (write path, import, restore). Writes wait while the words of
-  // the plants already stored are filled in, so none is missed.
+  // plants, in its own transaction (write path, import, restore), whatever the search_path of the
+  // session that writes (the trigger keeps the migration's). Writes wait while the words of the
+  // plants already stored are filled in, so none is missed.
   // (The sort of the words' key gets room to stay in memory: a third of the time on 1M plants.)
   `LOCK TABLE plants IN SHARE MODE;
    SET LOCAL maintenance_work_mem = '256MB';
@@ -79,7 +80,7 @@ export const postgresMigrations: string[] = [
    CREATE TABLE plant_words (word text NOT NULL, id bigint NOT NULL);
    INSERT INTO plant_words (word, id) SELECT w.word, p.id FROM plants p, unnest(plant_name_words(p.name)) AS w (word);
    ALTER TABLE plant_words ADD PRIMARY KEY (word, id);
-   CREATE FUNCTION plant_words_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+   CREATE FUNCTION plant_words_follow() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
    BEGIN
      IF TG_OP = 'INSERT' THEN
        INSERT INTO plant_words (word, id)

@@ -2,24 +2,18 @@
 // of its own, filled through the plants table (its triggers keep the words of names as the
 // write path does). Skipped, saying why, when PostgreSQL cannot be reached.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { connectOrSkip, SERVER } from './postgres.js';
 import { startService } from './processes.js';
 import { readLoadsOn, type ReadBench } from './reads.js';
 import { fmt } from './report.js';
 import { seededPlant } from './seed.js';
 
-const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const BATCH = 50_000;
 
 export async function postgresReads(b: ReadBench & { token: string }): Promise<void> {
   console.log(`\n## Reads on PostgreSQL, 1,000 and ${b.big.toLocaleString('en')} plants, ${b.seconds} s each\n`);
-  const admin = new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (err) {
-    console.log(`skipped: PostgreSQL at ${SERVER} is unreachable (${(err as Error).message})`);
-    return;
-  }
+  const admin = await connectOrSkip();
+  if (!admin) return;
   const schemas: string[] = [];
   try {
     await readLoadsOn(b, async (size) => {

@@ -13,7 +13,7 @@ import { startService, type Running } from './processes.js';
 import { fmt, median, table } from './report.js';
 import { row, writeLoads, type WriteBench } from './writes.js';
 
-const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
+export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const run = promisify(execFile);
 
 /** pgbench: `clients` clients, each transaction one INSERT of a plant-sized row with a random id. */
@@ -37,18 +37,25 @@ async function pgbench(
   return { tps, ms };
 }
 
+/** A connection to the benchmark's server, or undefined (saying the section is skipped) when unreachable. */
+export async function connectOrSkip(): Promise<pg.Client | undefined> {
+  const admin = new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+    return admin;
+  } catch (err) {
+    console.log(`skipped: PostgreSQL at ${SERVER} is unreachable (${(err as Error).message})`);
+    return undefined;
+  }
+}
+
 export async function postgresWrites(b: WriteBench): Promise<void> {
   console.log(
     `\n## Writes on PostgreSQL, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, against pgbench\n`,
   );
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: SERVER, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-  } catch (err) {
-    console.log(`skipped: PostgreSQL at ${SERVER} is unreachable (${(err as Error).message})`);
-    return;
-  }
+  const admin = await connectOrSkip();
+  if (!admin) return;
   const env = { DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: b.token };
   const instances: Running[] = [];
   try {

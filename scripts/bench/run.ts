@@ -4,53 +4,32 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { load, type LoadResult } from './load.js';
 import { startService, type Running } from './processes.js';
+import { postgresReads } from './postgres-reads.js';
+import { readLoadsOn } from './reads.js';
 import { fmt, median, table } from './report.js';
 import { postgresWrites } from './postgres.js';
-import { seedStore, seededId } from './seed.js';
+import { seedStore } from './seed.js';
 import { sqliteWrites } from './writes.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const BIG = Number(process.env.BENCH_BIG_STORE ?? 1_000_000);
 const CONNECTIONS = 50;
-const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres').split(','));
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres,postgres-reads').split(','));
 const token = `pst_${randomBytes(32).toString('base64url')}`;
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
 const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
 async function reads(): Promise<void> {
   console.log(`\n## Reads on a store of 1,000 and of ${BIG.toLocaleString('en')} plants, ${SECONDS} s each\n`);
-  const rows: (string | number)[][] = [];
-  const results: Record<string, LoadResult> = {};
-  for (const size of [1000, BIG]) {
+  await readLoadsOn({ seconds: SECONDS, connections: CONNECTIONS, headers: auth, big: BIG }, async (size) => {
     const path = join(dir, `reads-${size}.db`);
     const seeding = performance.now();
     await seedStore(path, size, token);
     console.log(`seeded ${size.toLocaleString('en')} plants in ${fmt((performance.now() - seeding) / 1000)} s`);
-    const service = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: token });
-    const random = () => seededId(Math.floor(Math.random() * size));
-    const specs = {
-      'GET /plants/{id}': () => ({ path: `/plants/${random()}` }),
-      'GET /plants?limit=100&after=': () => ({ path: `/plants?limit=100&after=${random()}` }),
-    };
-    for (const [name, next] of Object.entries(specs)) {
-      await load(service, { method: 'GET', headers: auth, next, seconds: 1, connections: CONNECTIONS });
-      const r = await load(service, { method: 'GET', headers: auth, next, seconds: SECONDS, connections: CONNECTIONS });
-      results[`${name} ${size}`] = r;
-      rows.push([`${name} (${size.toLocaleString('en')})`, r.rps, r.p50, r.p99, r.errors, r.non2xx, r.peakRssMb]);
-    }
-    await service.stop();
-  }
-  table(['operation (store size)', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB'], rows);
-  for (const name of ['GET /plants/{id}', 'GET /plants?limit=100&after=']) {
-    const small = results[`${name} 1000`]!;
-    const big = results[`${name} ${BIG}`]!;
-    console.log(
-      `${name}: time per request on ${BIG.toLocaleString('en')} / on 1,000 = ${fmt(small.rps / big.rps)}x  (target <= 1.5)`,
-    );
-  }
+    return startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: token });
+  });
 }
 
 async function startup(): Promise<void> {
@@ -86,6 +65,7 @@ try {
   if (SECTIONS.has('reads')) await reads();
   if (SECTIONS.has('startup')) await startup();
   if (SECTIONS.has('postgres')) await postgresWrites(bench);
+  if (SECTIONS.has('postgres-reads')) await postgresReads({ ...bench, big: BIG });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,8 +1,24 @@
+import type { PlantRecord } from '../../src/domain/plant.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 
 /** Plant ids of a seeded store: spread out, so that random ids hit and miss like real traffic. */
 export const seededId = (i: number) => BigInt(i) * 7919n;
+
+/** The tags and name words the filtered reads ask for: one plant in 10, and one in 10,000. */
+export const FILTERED = { commonTag: 'shade', rareTag: 'epiphyte', commonWord: 'fern', rareWord: 'orchid' };
+
+/** One plant in this many is rare: one in 10,000, and still at least 2 in a small store. */
+const rareEvery = (size: number) => Math.max(1, Math.min(10_000, Math.floor(size / 2)));
+
+/** The i-th plant of a seeded store of `size` plants. */
+export function seededPlant(i: number, size: number): PlantRecord {
+  const rare = i % rareEvery(size) === rareEvery(size) - 1;
+  const common = i % 10 === 3;
+  const words = [common && FILTERED.commonWord, rare && FILTERED.rareWord].filter(Boolean).join(' ');
+  const tag = rare ? FILTERED.rareTag : common ? FILTERED.commonTag : 'seeded';
+  return { id: seededId(i), name: words ? `plant ${i} ${words}` : `plant ${i}`, tag };
+}
 
 /**
  * Fills a fresh store through its batch path (what `plant-store import` uses), not one HTTP
@@ -15,10 +31,7 @@ export async function seedStore(path: string, plants: number, token: string): Pr
   for (let start = 0; start < plants; start += batch) {
     const n = Math.min(batch, plants - start);
     await store.writePlants(
-      Array.from({ length: n }, (_, k) => ({
-        kind: 'create' as const,
-        plant: { id: seededId(start + k), name: `plant ${start + k}`, tag: 'seeded' },
-      })),
+      Array.from({ length: n }, (_, k) => ({ kind: 'create' as const, plant: seededPlant(start + k, plants) })),
     );
   }
   await createToken(store, { name: 'bench', value: token });

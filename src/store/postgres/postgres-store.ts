@@ -13,6 +13,7 @@ import { Batcher } from './batcher.js';
 import { postgresSettings } from './connection.js';
 import { isUnavailable, storeError } from './errors.js';
 import { runMigrations } from './migrations.js';
+import { listFiltered } from './plant-filters.js';
 import { postgresPlantTx } from './plant-tx.js';
 import { plantFromRow, SQL, tokenFromRow, type PlantRow, type Run, type TokenRow } from './rows.js';
 import { PostgresWebhooks } from './webhooks.js';
@@ -156,7 +157,10 @@ export class PostgresStore implements Store {
     return row && plantFromRow(row);
   }
 
-  async listPlants({ after }: PlantListQuery, limit: number): Promise<PlantRecord[]> {
+  async listPlants(filter: PlantListQuery, limit: number): Promise<PlantRecord[]> {
+    const filtered = await listFiltered(this.run, filter, limit);
+    if (filtered) return filtered;
+    const { after } = filter;
     const query =
       after === undefined
         ? { ...SQL.listFirst, values: [limit] }

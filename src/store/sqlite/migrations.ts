@@ -60,6 +60,27 @@ export const sqliteMigrations: string[] = [
   // "pst_" and 4 of its random characters may be kept, to tell tokens apart.
   `UPDATE tokens SET prefix = ''
    WHERE name = 'bootstrap (PLANT_STORE_TOKEN)' OR substr(prefix, 1, 4) <> 'pst_' OR length(prefix) <> 8;`,
+  // The list's filters. plants_tag walks one tag's plants in id order from a cursor. plants_fts
+  // holds the words of names (case and Latin accents folded) with their plants' ids, and FTS5
+  // walks a word's ids in order, so a page of a search reads about a page of entries. Triggers
+  // keep it in step with every write of plants, in the write's own transaction (the write path,
+  // import and restore alike); 'rebuild' fills it from the plants already stored.
+  `CREATE INDEX plants_tag ON plants (tag, id);
+   CREATE VIRTUAL TABLE plants_fts USING fts5 (
+     name, content = 'plants', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
+   );
+   CREATE TRIGGER plants_fts_insert AFTER INSERT ON plants BEGIN
+     INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
+   END;
+   CREATE TRIGGER plants_fts_delete AFTER DELETE ON plants BEGIN
+     INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', old.id, old.name);
+   END;
+   CREATE TRIGGER plants_fts_update AFTER UPDATE OF id, name ON plants
+   WHEN old.id IS NOT new.id OR old.name IS NOT new.name BEGIN
+     INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', old.id, old.name);
+     INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
+   END;
+   INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');`,
 ];
 
 /**

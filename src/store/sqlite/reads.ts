@@ -1,8 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { PlantRecord } from '../../domain/plant.js';
+import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { TokenRecord } from '../../domain/token.js';
 import type { EndpointStatus, EventType } from '../../domain/webhook.js';
 import { plantFromRow, tokenFromRow, type PlantRow, type TokenRow } from './connection.js';
+import { sqliteFilters } from './plant-filters.js';
 
 interface EndpointRow {
   id: string;
@@ -58,14 +60,19 @@ export function sqliteReads(db: Database.Database) {
     ),
     countPending: db.prepare<[], { n: bigint }>("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"),
   };
+  const filters = sqliteFilters(db);
 
   return {
     getPlant(id: bigint): PlantRecord | undefined {
       const row = s.getPlant.get(id);
       return row && plantFromRow(row);
     },
-    listPlants(after: bigint | undefined, limit: number): PlantRecord[] {
-      return (after === undefined ? s.listFirst.all(limit) : s.listAfter.all(after, limit)).map(plantFromRow);
+    listPlants(query: PlantListQuery, limit: number): PlantRecord[] {
+      const { after } = query;
+      return (
+        filters.listPlants(query, limit) ??
+        (after === undefined ? s.listFirst.all(limit) : s.listAfter.all(after, limit)).map(plantFromRow)
+      );
     },
     countPlants: () => n(s.countPlants.get()?.n),
     findTokenByHash(hash: string): TokenRecord | undefined {

@@ -124,8 +124,8 @@ export class SqliteStore implements Store {
     return this.read((r) => r.getPlant(id));
   }
 
-  listPlants({ after }: PlantListQuery, limit: number): Promise<PlantRecord[]> {
-    return this.read((r) => r.listPlants(after, limit));
+  listPlants(query: PlantListQuery, limit: number): Promise<PlantRecord[]> {
+    return this.read((r) => r.listPlants(query, limit));
   }
 
   countPlants(): Promise<number> {

@@ -1,0 +1,113 @@
+// The search follows every way plants change, on both stores: the write path (a new name, a
+// delete), a restore, and the migration that brings the filters to a store that already holds
+// plants (the words of those plants are filled in).
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import type { PlantListQuery } from '../../src/domain/plant-query.js';
+import { openStore } from '../../src/store/open-store.js';
+import { postgresMigrations } from '../../src/store/postgres/migrations.js';
+import { sqliteMigrations } from '../../src/store/sqlite/migrations.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestStore, postgresSql, stores, suiteOptions, type TestStore } from '../support/stores.js';
+
+/** The schema version before the filters' migration. */
+const BEFORE = 3;
+
+const open = async (databaseUrl: string) => (await openStore({ databaseUrl, databasePoolSize: 2 })).store;
+const found = async (store: Store, query: PlantListQuery) => (await store.listPlants(query, 100)).map((p) => p.id);
+
+for (const kind of stores) {
+  describe(`the search follows the plants [${kind}]`, suiteOptions(kind), () => {
+    const dbs: TestStore[] = [];
+    const fresh = () => {
+      const db = createTestStore(kind);
+      dbs.push(db);
+      return db;
+    };
+    after(() => Promise.all(dbs.map((db) => db.drop())));
+
+    it('after a new name, a patch, a delete and a re-creation through the write path', async () => {
+      const store = await open(fresh().databaseUrl);
+      try {
+        await store.writePlant({ kind: 'create', plant: { id: 1n, name: 'Monstera deliciosa', tag: 'big' } });
+        await store.writePlant({ kind: 'create', plant: { id: 2n, name: 'Lemon tree' } });
+        assert.deepEqual(await found(store, { search: 'monstera' }), [1n]);
+        await store.writePlant({ kind: 'replace', plant: { id: 1n, name: 'Rubber fig', tag: 'big' } });
+        assert.deepEqual(await found(store, { search: 'monstera' }), []);
+        assert.deepEqual(await found(store, { search: 'fig', tags: ['big'] }), [1n]);
+        await store.writePlant({ kind: 'patch', id: 2n, patch: { tag: 'small' } });
+        assert.deepEqual(await found(store, { search: 'lemon', tags: ['small'] }), [2n]);
+        await store.writePlant({ kind: 'patch', id: 2n, patch: { name: 'Lime tree' } });
+        assert.deepEqual(await found(store, { search: 'lemon' }), []);
+        assert.deepEqual(await found(store, { search: 'tree' }), [2n]);
+        await store.writePlant({ kind: 'delete', id: 1n });
+        assert.deepEqual(await found(store, { search: 'fig' }), []);
+        assert.deepEqual(await found(store, { tags: ['big'] }), []);
+        await store.writePlant({ kind: 'create', plant: { id: 1n, name: 'Fig again' } });
+        assert.deepEqual(await found(store, { search: 'fig' }), [1n]);
+        // The words of the deleted plant went with it: the new plant of its id has none of them.
+        assert.deepEqual(await found(store, { search: 'rubber' }), []);
+        // A batch of writes in one transaction (import): each write sees the one before.
+        await store.writePlants([
+          { kind: 'create', plant: { id: 3n, name: 'Café one' } },
+          { kind: 'patch', id: 3n, patch: { name: 'Café two' } },
+          { kind: 'create', plant: { id: 4n, name: 'Café four' } },
+          { kind: 'delete', id: 4n },
+        ]);
+        assert.deepEqual(await found(store, { search: 'cafe' }), [3n]);
+        assert.deepEqual(await found(store, { search: 'cafe one' }), []);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('after a restore', async () => {
+      const store = await open(fresh().databaseUrl);
+      try {
+        await store.restoreInto((target) =>
+          target.insertPlants([
+            { id: -9n, name: 'Fiddle-leaf fig', tag: 'tree' },
+            { id: 4n, name: 'Weeping fig' },
+          ]),
+        );
+        assert.deepEqual(await found(store, { search: 'FIG' }), [-9n, 4n]);
+        assert.deepEqual(await found(store, { search: 'fig', tags: ['tree'] }), [-9n]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it(`after the migration of a store of version ${BEFORE} that holds plants`, async () => {
+      const db = fresh();
+      const plants = `INSERT INTO plants (id, name, tag) VALUES
+        (-9223372036854775808, 'Monstera deliciosa', 'tropical'), (5, 'Café monstera', NULL), (6, 'Lemon', 'tropical')`;
+      if (kind === 'sqlite') {
+        const file = new Database(db.databaseUrl.slice('sqlite:'.length));
+        for (const sql of sqliteMigrations.slice(0, BEFORE)) file.exec(sql);
+        file.pragma(`user_version = ${BEFORE}`);
+        file.exec(plants);
+        file.close();
+      } else {
+        const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
+        await postgresSql(`CREATE SCHEMA ${schema}; SET search_path = ${schema};
+          ${postgresMigrations.slice(0, BEFORE).join(';\n')};
+          CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+          INSERT INTO schema_migrations (version) SELECT generate_series(1, ${BEFORE});
+          ${plants}`);
+      }
+      const { store, migrated } = await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 });
+      try {
+        assert.equal(migrated, (kind === 'sqlite' ? sqliteMigrations : postgresMigrations).length - BEFORE);
+        assert.deepEqual(await found(store, { search: 'monstera' }), [-(2n ** 63n), 5n]);
+        assert.deepEqual(await found(store, { search: 'cafe' }), [5n]);
+        assert.deepEqual(await found(store, { tags: ['tropical'] }), [-(2n ** 63n), 6n]);
+        // And the triggers the migration added follow the writes that come after it.
+        await store.writePlant({ kind: 'delete', id: 5n });
+        assert.deepEqual(await found(store, { search: 'monstera' }), [-(2n ** 63n)]);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}

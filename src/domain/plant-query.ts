@@ -9,15 +9,20 @@ export interface PlantListQuery {
   tags?: readonly string[];
   /**
    * Only plants whose name holds every word of this text, whole words, ignoring case and the
-   * accents of Latin letters. Each store splits it into words as its text search splits names.
+   * accents of Latin letters: `searchWords`' output, words separated by one space. Each store
+   * folds them as its text search folds names.
    */
   search?: string;
 }
 
-/** At most this many `tag` values in one query: each is one ordered walk of the tag index. */
-export const MAX_TAGS = 10;
+/** A word: a letter or digit, then letters, digits and the marks that accent them. */
+const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 
-/** True when `text` holds something a search can match: a letter or a digit. */
-export function searchable(text: string): boolean {
-  return /[\p{L}\p{N}]/u.test(text);
+/**
+ * The words of a search text, one space between them: anything but letters and digits separates
+ * words, so `monstera-deliciosa` and `monstera, deliciosa` ask for the same two words on either
+ * store, whichever way its text search would split punctuation. Empty when it holds none.
+ */
+export function searchWords(text: string): string {
+  return (text.match(WORD) ?? []).join(' ');
 }

@@ -1,6 +1,6 @@
 import { InvalidInputError, plantNotFound } from '../domain/errors.js';
 import type { PlantRecord } from '../domain/plant.js';
-import { searchable } from '../domain/plant-query.js';
+import { searchWords } from '../domain/plant-query.js';
 import type { Store } from '../store/store.js';
 
 export interface PlantPage {
@@ -21,10 +21,9 @@ export interface PlantListInput {
 
 /** One page of plants by id, filtered. One extra row is read to know whether another page follows. */
 export async function listPlants(store: Store, query: PlantListInput): Promise<PlantPage> {
-  if (query.q !== undefined && !searchable(query.q)) {
-    throw new InvalidInputError('q must hold at least one letter or digit: words are made of them');
-  }
-  const rows = await store.listPlants({ after: query.after, tags: query.tag, search: query.q }, query.limit + 1);
+  const search = query.q === undefined ? undefined : searchWords(query.q);
+  if (search === '') throw new InvalidInputError('q must hold at least one letter or digit: words are made of them');
+  const rows = await store.listPlants({ after: query.after, tags: query.tag, search }, query.limit + 1);
   const plants = rows.slice(0, query.limit);
   return { plants, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };
 }

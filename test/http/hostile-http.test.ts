@@ -247,6 +247,26 @@ describe('on a real socket (SQLite only: the store plays no part)', () => {
       }
     });
 
+    it('two Content-Type fields: 400 before the body, whichever comes first', async () => {
+      for (const types of [
+        ['application/json', 'text/plain'],
+        ['text/plain', 'application/json'],
+        ['application/json', 'application/json'],
+      ]) {
+        const c = open(port);
+        const fields = types.map((t) => `Content-Type: ${t}\r\n`).join('');
+        c.socket.write(
+          `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n${fields}` +
+            'Content-Length: 20\r\nExpect: 100-continue\r\n\r\n',
+        );
+        await c.ended;
+        assert.doesNotMatch(c.data(), /100 Continue/);
+        const res = firstResponse(c.data());
+        assertErrorShape(res, 400, 'POST', '/plants');
+        assert.match(res.text, /Content-Type is given more than once/);
+      }
+    });
+
     it('an accepted request gets 100 Continue, then its answer', async () => {
       const body = '{"id":7001,"name":"continued"}';
       const c = open(port);

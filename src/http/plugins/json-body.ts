@@ -70,6 +70,11 @@ export function requireContentType(mediaType: string) {
     const { headers } = request;
     const type = headers['content-type'];
     if (type === undefined && !declaresBody(headers)) return;
+    // Node keeps the first of several Content-Type fields; a client that sent two meant one of
+    // them, and this server will not guess which (a singleton field, RFC 9110 8.3).
+    if ((request.raw.headersDistinct?.['content-type']?.length ?? 1) > 1) {
+      throw new HttpError(400, 'Content-Type is given more than once; send one');
+    }
     if (type === undefined || !isMediaType(type, mediaType)) {
       throw new HttpError(415, `Content-Type must be ${mediaType} (charset=utf-8 is allowed)`);
     }

@@ -1,14 +1,19 @@
 // The search follows every way plants change, on both stores: the write path (a new name, a
-// delete), a restore, and the migration that brings the filters to a store that already holds
-// plants (the words of those plants are filled in).
+// delete), a restore (which builds the filters once its plants are in, and leaves them as the
+// migration made them, whether it succeeds or fails), and the migration that brings the filters
+// to a store that already holds plants (the words of those plants are filled in).
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { PlantListQuery } from '../../src/domain/plant-query.js';
+import { loadDocument } from '../../src/openapi/document.js';
 import { openStore } from '../../src/store/open-store.js';
 import { postgresMigrations } from '../../src/store/postgres/migrations.js';
 import { sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import type { Store } from '../../src/store/store.js';
+import { RestoreRefusedError, restoreStore } from '../../src/use-cases/restore.js';
+import { backupFile, header } from '../support/backup-file.js';
 import { createTestStore, postgresSql, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 /** The schema version before the filters' migration. */
@@ -16,6 +21,45 @@ const BEFORE = 3;
 
 const open = async (databaseUrl: string) => (await openStore({ databaseUrl, databasePoolSize: 2 })).store;
 const found = async (store: Store, query: PlantListQuery) => (await store.listPlants(query, 100)).map((p) => p.id);
+
+/**
+ * What keeps the filters up on `plants`, read from the catalog: SQLite's indexes and triggers
+ * with their SQL; PostgreSQL's indexes and triggers with their definitions and whether enabled.
+ */
+async function upkeep(db: TestStore): Promise<unknown> {
+  if (db.kind === 'sqlite') {
+    const file = new Database(db.databaseUrl.slice('sqlite:'.length), { readonly: true });
+    try {
+      return file
+        .prepare(
+          `SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'plants' AND type <> 'table' ORDER BY name`,
+        )
+        .all();
+    } finally {
+      file.close();
+    }
+  }
+  const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
+  const indexes = await postgresSql(
+    `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = '${schema}' AND tablename = 'plants' ORDER BY 1`,
+  );
+  const triggers = await postgresSql(
+    `SELECT tgname, tgenabled, pg_get_triggerdef(oid) AS def FROM pg_trigger
+     WHERE tgrelid = '${schema}.plants'::regclass AND NOT tgisinternal ORDER BY 1`,
+  );
+  return { indexes: indexes.rows, triggers: triggers.rows };
+}
+
+/** A backup of `count` plants (several of restore's batches), by id, with three tags. */
+function plantsBackup(kind: TestStore['kind'], count: number, bad?: { at: number; line: string }): string {
+  const lines = [header({ store: kind })];
+  for (let i = 1; i <= count; i++) {
+    lines.push(
+      i === bad?.at ? bad.line : JSON.stringify({ type: 'plant', id: i, name: `Fern number ${i}`, tag: `t${i % 3}` }),
+    );
+  }
+  return backupFile(lines);
+}
 
 for (const kind of stores) {
   describe(`the search follows the plants [${kind}]`, suiteOptions(kind), () => {
@@ -63,8 +107,10 @@ for (const kind of stores) {
     });
 
     it('after a restore', async () => {
-      const store = await open(fresh().databaseUrl);
+      const db = fresh();
+      const store = await open(db.databaseUrl);
       try {
+        const migrated = await upkeep(db);
         await store.restoreInto((target) =>
           target.insertPlants([
             { id: -9n, name: 'Fiddle-leaf fig', tag: 'tree' },
@@ -73,6 +119,49 @@ for (const kind of stores) {
         );
         assert.deepEqual(await found(store, { search: 'FIG' }), [-9n, 4n]);
         assert.deepEqual(await found(store, { search: 'fig', tags: ['tree'] }), [-9n]);
+        assert.deepEqual(await found(store, { tags: ['tree'] }), [-9n]);
+        // The filters are kept up as the migration made them: the writes after the restore are found.
+        assert.deepEqual(await upkeep(db), migrated);
+        await store.writePlant({ kind: 'patch', id: 4n, patch: { name: 'Weeping willow', tag: 'tree' } });
+        assert.deepEqual(await found(store, { search: 'fig' }), [-9n]);
+        assert.deepEqual(await found(store, { search: 'willow', tags: ['tree'] }), [4n]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('after a restore of a backup file, in several batches', async () => {
+      const db = fresh();
+      const store = await open(db.databaseUrl);
+      try {
+        const report = await restoreStore(store, loadDocument(), Readable.from([plantsBackup(kind, 5000)]), undefined);
+        assert.equal(report.plants, 5000);
+        assert.deepEqual(await found(store, { search: 'fern 4321' }), [4321n]);
+        assert.equal((await store.listPlants({ search: 'number', after: 4900n }, 1000)).length, 100);
+        assert.deepEqual(await found(store, { search: '4999', tags: ['t1'] }), [4999n]);
+        assert.deepEqual(await found(store, { search: '4999', tags: ['t0'] }), []);
+        assert.equal((await store.listPlants({ tags: ['t1'] }, 5000)).length, 1667);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('after a restore that fails near the end: the store is empty and keeps its filters up', async () => {
+      const db = fresh();
+      const store = await open(db.databaseUrl);
+      try {
+        const migrated = await upkeep(db);
+        // Line 4,900 of 5,000: two batches of plants are in when it is read.
+        const bad = { at: 4899, line: JSON.stringify({ type: 'plant', id: 4899, name: 'x'.repeat(300) }) };
+        await assert.rejects(
+          restoreStore(store, loadDocument(), Readable.from([plantsBackup(kind, 5000, bad)]), undefined),
+          (err) => err instanceof RestoreRefusedError && /line 4900: name must have at most 256/.test(err.message),
+        );
+        assert.equal(await store.countPlants(), 0);
+        assert.deepEqual(await upkeep(db), migrated);
+        await store.writePlant({ kind: 'create', plant: { id: 7n, name: 'Fern after', tag: 't1' } });
+        assert.deepEqual(await found(store, { search: 'fern' }), [7n]);
+        assert.deepEqual(await found(store, { tags: ['t1'] }), [7n]);
       } finally {
         await store.close();
       }

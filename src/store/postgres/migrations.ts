@@ -2,6 +2,18 @@ import type { PoolClient, QueryConfig } from 'pg';
 import { newerSchema } from '../schema-version.js';
 
 /**
+ * Statements of the filters' migration that restore (backup.ts) runs again: a restore fills an
+ * empty store with the words trigger disabled, then fills plant_words once, with the statement
+ * that filled it for the plants stored when the migration ran.
+ */
+export const postgresFilterUpkeep = {
+  /** The trigger that adds the words of inserted plants. */
+  insertTrigger: 'plant_words_insert',
+  /** The words of every plant stored; plant_words must hold none of them yet. */
+  fillWords: `INSERT INTO plant_words (word, id) SELECT w.word, p.id FROM plants p, unnest(plant_name_words(p.name)) AS w (word)`,
+} as const;
+
+/**
  * Versioned schema changes, applied in order; `schema_migrations` records which ran. Never edit
  * a released entry: append a new one. The tables mirror the SQLite store's: int64 ids as bigint,
  * strings as text (NUL, which text cannot hold, is refused by the API before it gets here).
@@ -68,9 +80,10 @@ export const postgresMigrations: string[] = [
   // removed: no extension needed), keyed (word, id) so that a word's plants are walked in id order
   // from a cursor. A GIN index on a tsvector would find the same plants, but not in id order: a
   // page would cost every match. Statement triggers keep the words in step with every write of
-  // plants, in its own transaction (write path, import, restore), whatever the search_path of the
-  // session that writes (the trigger keeps the migration's). Writes wait while the words of the
-  // plants already stored are filled in, so none is missed.
+  // plants, in its own transaction (write path, import; restore fills the words once its plants
+  // are in), whatever the search_path of the session that writes (the trigger keeps the
+  // migration's). Writes wait while the words of the plants already stored are filled in, so
+  // none is missed. The text is built from postgresFilterUpkeep's and must stay what it was.
   // (The sort of the words' key gets room to stay in memory: a third of the time on 1M plants.)
   `LOCK TABLE plants IN SHARE MODE;
    SET LOCAL maintenance_work_mem = '256MB';
@@ -78,7 +91,7 @@ export const postgresMigrations: string[] = [
    CREATE FUNCTION plant_name_words(name text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
    AS $$ SELECT tsvector_to_array(to_tsvector('simple', regexp_replace(normalize(name, NFD), '[\\u0300-\\u036f]', '', 'g'))) $$;
    CREATE TABLE plant_words (word text NOT NULL, id bigint NOT NULL);
-   INSERT INTO plant_words (word, id) SELECT w.word, p.id FROM plants p, unnest(plant_name_words(p.name)) AS w (word);
+   ${postgresFilterUpkeep.fillWords};
    ALTER TABLE plant_words ADD PRIMARY KEY (word, id);
    CREATE FUNCTION plant_words_follow() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
    BEGIN
@@ -97,7 +110,7 @@ export const postgresMigrations: string[] = [
      END IF;
      RETURN NULL;
    END $$;
-   CREATE TRIGGER plant_words_insert AFTER INSERT ON plants REFERENCING NEW TABLE AS new_plants
+   CREATE TRIGGER ${postgresFilterUpkeep.insertTrigger} AFTER INSERT ON plants REFERENCING NEW TABLE AS new_plants
      FOR EACH STATEMENT EXECUTE FUNCTION plant_words_follow();
    CREATE TRIGGER plant_words_update AFTER UPDATE ON plants REFERENCING OLD TABLE AS old_plants NEW TABLE AS new_plants
      FOR EACH STATEMENT EXECUTE FUNCTION plant_words_follow();

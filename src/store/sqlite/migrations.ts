@@ -2,6 +2,35 @@ import type Database from 'better-sqlite3';
 import { newerSchema } from '../schema-version.js';
 
 /**
+ * What keeps the list's filters in step with plants as they change, as the filters' migration
+ * creates it: the tag index, maintained row by row by SQLite, and the triggers that copy each
+ * name into plants_fts. Restore (backup.ts), which fills an empty store in one transaction, drops
+ * them, inserts, then creates them again from these same statements and fills plants_fts once:
+ * one walk of the plants instead of an FTS write per plant, and nothing that can drift from what
+ * the migration made.
+ */
+export const sqliteFilterUpkeep = {
+  tagIndex: `CREATE INDEX plants_tag ON plants (tag, id);`,
+  ftsTriggers: `CREATE TRIGGER plants_fts_insert AFTER INSERT ON plants BEGIN
+     INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
+   END;
+   CREATE TRIGGER plants_fts_delete AFTER DELETE ON plants BEGIN
+     INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', old.id, old.name);
+   END;
+   CREATE TRIGGER plants_fts_update AFTER UPDATE OF id, name ON plants
+   WHEN old.id IS NOT new.id OR old.name IS NOT new.name BEGIN
+     INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', old.id, old.name);
+     INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
+   END;`,
+  /** Fills plants_fts from the plants stored, after emptying it. */
+  ftsRebuild: `INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');`,
+  drop: `DROP INDEX plants_tag;
+   DROP TRIGGER plants_fts_insert;
+   DROP TRIGGER plants_fts_delete;
+   DROP TRIGGER plants_fts_update;`,
+} as const;
+
+/**
  * Versioned schema changes, applied in order; `PRAGMA user_version` records how many ran.
  * Never edit a released entry: append a new one.
  */
@@ -63,24 +92,15 @@ export const sqliteMigrations: string[] = [
   // The list's filters. plants_tag walks one tag's plants in id order from a cursor. plants_fts
   // holds the words of names (case and Latin accents folded) with their plants' ids, and FTS5
   // walks a word's ids in order, so a page of a search reads about a page of entries. Triggers
-  // keep it in step with every write of plants, in the write's own transaction (the write path,
-  // import and restore alike); 'rebuild' fills it from the plants already stored.
-  `CREATE INDEX plants_tag ON plants (tag, id);
+  // keep it in step with every write of plants, in the write's own transaction (the write path
+  // and import; restore builds both once its plants are in); 'rebuild' fills it from the plants
+  // already stored. Its text is built from sqliteFilterUpkeep's and must stay what it was.
+  `${sqliteFilterUpkeep.tagIndex}
    CREATE VIRTUAL TABLE plants_fts USING fts5 (
      name, content = 'plants', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
    );
-   CREATE TRIGGER plants_fts_insert AFTER INSERT ON plants BEGIN
-     INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
-   END;
-   CREATE TRIGGER plants_fts_delete AFTER DELETE ON plants BEGIN
-     INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', old.id, old.name);
-   END;
-   CREATE TRIGGER plants_fts_update AFTER UPDATE OF id, name ON plants
-   WHEN old.id IS NOT new.id OR old.name IS NOT new.name BEGIN
-     INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', old.id, old.name);
-     INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
-   END;
-   INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');`,
+   ${sqliteFilterUpkeep.ftsTriggers}
+   ${sqliteFilterUpkeep.ftsRebuild}`,
 ];
 
 /**

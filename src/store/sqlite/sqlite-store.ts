@@ -10,7 +10,7 @@ import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from
 import type { StoreKind } from '../schema-versions.js';
 import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
-import { sqliteRestoreTarget, sqliteSnapshot } from './backup.js';
+import { sqliteRestore, sqliteSnapshot } from './backup.js';
 import { openConnections, prepareFile, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
 import { sqliteReads } from './reads.js';
@@ -199,6 +199,6 @@ export class SqliteStore implements Store {
 
   /** One writer job: the whole restore is one transaction, made durable by one fsync. */
   restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T> {
-    return this.write((w) => work(sqliteRestoreTarget(this.writeDb, w.plants, (t) => w.insertToken(t))));
+    return this.write((w) => sqliteRestore(this.writeDb, w.plants, (t) => w.insertToken(t), work));
   }
 }

@@ -1,7 +1,7 @@
 // The command line under hostile or careless use: lifetimes that overflow, empty scopes, an
 // operator's secret kept in clear, repeated revocations and removals, unsealed webhook secrets,
 // `--json` listings and closed pipes.
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { runCli, type CliResult } from '../support/cli.js';
@@ -168,6 +168,14 @@ for (const store of stores) {
     });
 
     describe('a closed pipe ends a command quietly', () => {
+      // One store for these commands: they only read it. Something to print, whatever the command.
+      let env: Record<string, string>;
+      before(() => {
+        env = { ...fresh(), WEBHOOK_ALLOW_PRIVATE: 'true' };
+        assert.equal(runCli(['import'], env, '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n').status, 0);
+        assert.equal(runCli(['token', 'create', '--name', 'a'], env).status, 0);
+        assert.equal(runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env).status, 0);
+      });
       for (const args of [
         ['token', 'list'],
         ['token', 'list', '--json'],
@@ -176,11 +184,6 @@ for (const store of stores) {
         ['export'],
       ]) {
         it(`plant-store ${args.join(' ')} | (a reader that has gone)`, async () => {
-          const env = { ...fresh(), WEBHOOK_ALLOW_PRIVATE: 'true' };
-          // Something to print, whatever the command.
-          runCli(['import'], env, '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n');
-          runCli(['token', 'create', '--name', 'a'], env);
-          runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);
           const r = await withClosedStdout(args, env);
           assert.equal(r.stderr, '', 'nothing on stderr (no EPIPE, no stack trace)');
           assert.equal(r.code, 0);

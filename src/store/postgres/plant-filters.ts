@@ -1,9 +1,7 @@
+import { INT64_MAX as MAX_ID, INT64_MIN as MIN_ID } from '../../domain/int64.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import { plantFromRow, type PlantRow, type Run } from './rows.js';
-
-const MIN_ID = -(2n ** 63n);
-const MAX_ID = 2n ** 63n - 1n;
 
 /**
  * Named statements of the filtered list (the index, the words table and its function:

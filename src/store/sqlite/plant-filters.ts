@@ -1,10 +1,8 @@
 import type Database from 'better-sqlite3';
+import { INT64_MAX as MAX_ID, INT64_MIN as MIN_ID } from '../../domain/int64.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import { plantFromRow, type PlantRow } from './connection.js';
-
-const MIN_ID = -(2n ** 63n);
-const MAX_ID = 2n ** 63n - 1n;
 
 /**
  * The FTS5 query for a search text: each whitespace-separated piece becomes an FTS5 string, its

@@ -3,6 +3,8 @@ import { CLI } from './server.js';
 
 export interface CliResult {
   status: number | null;
+  /** The signal that ended the command, if one did (its time limit ran out: SIGTERM). */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -13,6 +15,7 @@ export function runCli(
   env: Record<string, string | undefined> = {},
   input?: string,
   cwd?: string,
+  timeoutMs = 30_000,
 ): CliResult {
   const merged: Record<string, string | undefined> = { ...process.env, ...env };
   for (const k of Object.keys(merged)) if (merged[k] === undefined) delete merged[k];
@@ -21,7 +24,7 @@ export function runCli(
     input,
     cwd,
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: timeoutMs,
   });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }

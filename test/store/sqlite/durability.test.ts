@@ -51,7 +51,8 @@ function parse(log: string): Call[] {
     if (!start) return;
     const call: Call = { line, pid, name: start[1]!, fd: Number(start[2] ?? -1), text: rest, done: line, result: '' };
     if (rest.endsWith('<unfinished ...>')) open.set(`${pid}:${call.name}`, call);
-    else call.result = /= (-?\w+)/.exec(rest.slice(rest.lastIndexOf(')')))?.[1] ?? '';
+    // The result follows the call's closing parenthesis ("= 0", or "= 0 (DELAYED)" when injected).
+    else call.result = [...rest.matchAll(/\)\s+= (-?\w+)/g)].at(-1)?.[1] ?? '';
     calls.push(call);
   });
   return calls;
@@ -154,9 +155,10 @@ describe('durability: a failed fdatasync is never acknowledged', { skip }, () =>
   let server: ServerProcess;
 
   before(async () => {
-    // strace makes the third fdatasync fail with EIO, as a failing disk would; the next ones
-    // succeed, and must not be trusted: the pages that failed may be gone. strace counts calls
-    // per thread: one thread in libuv's pool makes "the third" the third of the process.
+    // strace makes the third fdatasync of the WAL fail with EIO, as a failing disk would; the
+    // next ones succeed, and must not be trusted: the pages that failed may be gone. strace counts
+    // calls per thread: one thread in libuv's pool makes "the third" the third of the process.
+    // -P leaves the syncs of the database file (checkpoints) out of the count.
     server = await startServer({
       dataDir: dir,
       env: { UV_THREADPOOL_SIZE: '1' },
@@ -164,6 +166,8 @@ describe('durability: a failed fdatasync is never acknowledged', { skip }, () =>
         STRACE!,
         '-f',
         '-qq',
+        '-P',
+        join(dir, 'plant-store.db-wal'),
         '-o',
         traceFile,
         '-e',
@@ -191,5 +195,95 @@ describe('durability: a failed fdatasync is never acknowledged', { skip }, () =>
     const ready = await send(server.url, { path: '/readyz' });
     assert.equal(ready.status, 503);
     assert.match(ready.text, /failed to sync the store \(EIO\)/);
+  });
+});
+
+describe('durability: checkpoints copy only what is synced, and sync it before the WAL starts over', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-checkpoint-'));
+  const traceFile = join(dir, 'trace.log');
+  let server: ServerProcess;
+
+  before(async () => {
+    server = await startServer({
+      dataDir: dir,
+      // Every sync made 10 ms slower, as on a slow disk: commits wait for theirs while a
+      // checkpoint comes, and a WAL started over too early would show before the sync.
+      wrapper: [
+        STRACE!,
+        '-f',
+        '-qq',
+        '-e',
+        'trace=openat,pwrite64,fdatasync,fsync',
+        '-e',
+        'inject=fdatasync:delay_exit=10000',
+        '-o',
+        traceFile,
+      ],
+    });
+  });
+  after(async () => {
+    await stopTraced(server, traceFile);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('syncs the WAL before copying its pages into the database file, and that file before the WAL is reused', async () => {
+    // SQLite checkpoints inside the commit that takes the WAL past 1,000 pages. With the
+    // store's synchronous = NORMAL it syncs the WAL before it copies pages into the database
+    // file, and that file before the WAL is written from its start again; with OFF it would not,
+    // and a power loss could tear a transaction or lose a checkpointed one. Bursts of concurrent
+    // writes fill the WAL past that mark several times; pauses let checkpoints finish whole.
+    for (let burst = 0; burst < 3; burst++) {
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: 10 }, async (_, worker) => {
+          for (let i = 0; i < 200 && performance.now() - started < 600; i++) {
+            const id = burst * 10_000 + worker * 1_000 + i + 1;
+            const answer = await postPlant(server.url, server.token, `{"id":${id},"name":"burst ${burst}"}`);
+            assert.equal(answer.status, 200);
+          }
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    process.kill(tracee(traceFile), 'SIGTERM');
+    await server.stop();
+
+    const calls = parse(readFileSync(traceFile, 'utf8'));
+    const fdsOf = (file: RegExp) =>
+      new Set(
+        calls
+          .filter((c) => c.name === 'openat' && file.test(c.text) && /^\d+$/.test(c.result))
+          .map((c) => Number(c.result)),
+      );
+    const walFds = fdsOf(/plant-store\.db-wal"/);
+    const dbFds = fdsOf(/plant-store\.db"/);
+    const synced = (fds: Set<number>) =>
+      calls.filter((c) => (c.name === 'fdatasync' || c.name === 'fsync') && fds.has(c.fd) && c.result === '0');
+    const offset = (c: Call) => Number(/, (\d+)(?:\)| <unfinished)/.exec(c.text.slice(c.text.lastIndexOf(',')))?.[1]);
+    const walWrites = calls.filter((c) => c.name === 'pwrite64' && walFds.has(c.fd));
+    // Pages copied by checkpoints: writes of the database file once the server is up (the
+    // migrations at its start write the file directly).
+    const firstWalWrite = walWrites[0]!;
+    const copies = calls.filter((c) => c.name === 'pwrite64' && dbFds.has(c.fd) && c.line > firstWalWrite.line);
+    assert.ok(copies.length > 0, 'no checkpoint copied pages into the database file');
+    for (const copy of copies) {
+      const lastWalWrite = walWrites.filter((w) => w.line < copy.line).at(-1)!;
+      assert.ok(
+        synced(walFds).some((s) => s.line > lastWalWrite.done && s.done < copy.line),
+        `page copied on line ${copy.line} with the WAL written on line ${lastWalWrite.line} and not synced since`,
+      );
+    }
+    // The WAL starts over with a new header (32 bytes at offset 0) once everything was copied.
+    const restarts = walWrites.filter(
+      (w) => offset(w) === 0 && w.line > firstWalWrite.line && copies.some((c) => c.line < w.line),
+    );
+    assert.ok(restarts.length > 0, 'the WAL never started over');
+    for (const restart of restarts) {
+      const lastCopy = copies.filter((c) => c.line < restart.line).at(-1)!;
+      assert.ok(
+        synced(dbFds).some((s) => s.line > lastCopy.done && s.done < restart.line),
+        `WAL started over on line ${restart.line}, with pages copied on line ${lastCopy.line} and the database file not synced since`,
+      );
+    }
   });
 });

@@ -2,7 +2,9 @@
 // page cache outlives the process), so the built server runs under strace, and for every write
 // the test finds, in order: the WAL page that holds it written (pwrite64 on the -wal file), an
 // fdatasync of the -wal file that started after that write and returned, and only then the 2xx
-// that answers it. For a lone write, and for 50 concurrent ones sharing commits.
+// that answers it. For a lone write, and for 50 concurrent ones sharing commits. Then the same
+// for checkpoints: the WAL synced before its pages are copied into the database file, and that
+// file synced before the WAL is written from its start again. And a failed sync never answered.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,33 +75,42 @@ async function stopTraced(server: ServerProcess | undefined, traceFile: string):
   await server?.dispose();
 }
 
-describe('durability: the fsync comes before the 2xx', { skip }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'plant-store-strace-'));
+/**
+ * The built server under `strace -f -qq <options> -o <trace>`, for the suite this is called in,
+ * on a store in a temporary folder of its own; stopped and removed after the suite.
+ */
+function tracedServer(
+  name: string,
+  options: (dir: string) => string[],
+  env?: Record<string, string>,
+): { traceFile: string; server: () => ServerProcess } {
+  const dir = mkdtempSync(join(tmpdir(), `plant-store-${name}-`));
   const traceFile = join(dir, 'trace.log');
-  let server: ServerProcess;
-
+  let server: ServerProcess | undefined;
   before(async () => {
     server = await startServer({
       dataDir: dir,
-      wrapper: [
-        STRACE!,
-        '-f',
-        '-qq',
-        '-s',
-        '65536',
-        '-e',
-        'trace=openat,pwrite64,fdatasync,fsync,write,writev',
-        '-o',
-        traceFile,
-      ],
+      env,
+      wrapper: [STRACE!, '-f', '-qq', ...options(dir), '-o', traceFile],
     });
   });
   after(async () => {
     await stopTraced(server, traceFile);
     rmSync(dir, { recursive: true, force: true });
   });
+  return { traceFile, server: () => server! };
+}
+
+describe('durability: the fsync comes before the 2xx', { skip }, () => {
+  const { traceFile, server: traced } = tracedServer('strace', () => [
+    '-s',
+    '65536',
+    '-e',
+    'trace=openat,pwrite64,fdatasync,fsync,write,writev',
+  ]);
 
   it('writes the WAL, syncs it, then answers: a lone write and 50 concurrent ones', async () => {
+    const server = traced();
     // Names of one length, none the start of another, so a page holding one names it alone.
     const names = ['durable-lone'];
     assert.equal((await postPlant(server.url, server.token, '{"id":1,"name":"durable-lone"}')).status, 200);
@@ -150,39 +161,25 @@ describe('durability: the fsync comes before the 2xx', { skip }, () => {
 });
 
 describe('durability: a failed fdatasync is never acknowledged', { skip }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'plant-store-eio-'));
-  const traceFile = join(dir, 'trace.log');
-  let server: ServerProcess;
-
-  before(async () => {
-    // strace makes the third fdatasync of the WAL fail with EIO, as a failing disk would; the
-    // next ones succeed, and must not be trusted: the pages that failed may be gone. strace counts
-    // calls per thread: one thread in libuv's pool makes "the third" the third of the process.
-    // -P leaves the syncs of the database file (checkpoints) out of the count.
-    server = await startServer({
-      dataDir: dir,
-      env: { UV_THREADPOOL_SIZE: '1' },
-      wrapper: [
-        STRACE!,
-        '-f',
-        '-qq',
-        '-P',
-        join(dir, 'plant-store.db-wal'),
-        '-o',
-        traceFile,
-        '-e',
-        'trace=fdatasync',
-        '-e',
-        'inject=fdatasync:error=EIO:when=3',
-      ],
-    });
-  });
-  after(async () => {
-    await stopTraced(server, traceFile);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  // strace makes the third fdatasync of the WAL fail with EIO, as a failing disk would; the
+  // next ones succeed, and must not be trusted: the pages that failed may be gone. strace counts
+  // calls per thread: one thread in libuv's pool makes "the third" the third of the process.
+  // -P leaves the syncs of the database file (checkpoints) out of the count.
+  const { server: traced } = tracedServer(
+    'eio',
+    (dir) => [
+      '-P',
+      join(dir, 'plant-store.db-wal'),
+      '-e',
+      'trace=fdatasync',
+      '-e',
+      'inject=fdatasync:error=EIO:when=3',
+    ],
+    { UV_THREADPOOL_SIZE: '1' },
+  );
 
   it('answers 503 to the write whose sync failed and to every write after it, and /readyz says why', async () => {
+    const server = traced();
     const statuses: number[] = [];
     for (let i = 1; i <= 8; i++)
       statuses.push((await postPlant(server.url, server.token, `{"id":${i},"name":"p${i}"}`)).status);
@@ -199,34 +196,17 @@ describe('durability: a failed fdatasync is never acknowledged', { skip }, () =>
 });
 
 describe('durability: checkpoints copy only what is synced, and sync it before the WAL starts over', { skip }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'plant-store-checkpoint-'));
-  const traceFile = join(dir, 'trace.log');
-  let server: ServerProcess;
-
-  before(async () => {
-    server = await startServer({
-      dataDir: dir,
-      // Every sync made 10 ms slower, as on a slow disk: commits wait for theirs while a
-      // checkpoint comes, and a WAL started over too early would show before the sync.
-      wrapper: [
-        STRACE!,
-        '-f',
-        '-qq',
-        '-e',
-        'trace=openat,pwrite64,fdatasync,fsync',
-        '-e',
-        'inject=fdatasync:delay_exit=10000',
-        '-o',
-        traceFile,
-      ],
-    });
-  });
-  after(async () => {
-    await stopTraced(server, traceFile);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  // Every sync made 10 ms slower, as on a slow disk: commits wait for theirs while a
+  // checkpoint comes, and a WAL started over too early would show before the sync.
+  const { traceFile, server: traced } = tracedServer('checkpoint', () => [
+    '-e',
+    'trace=openat,pwrite64,fdatasync,fsync',
+    '-e',
+    'inject=fdatasync:delay_exit=10000',
+  ]);
 
   it('syncs the WAL before copying its pages into the database file, and that file before the WAL is reused', async () => {
+    const server = traced();
     // SQLite checkpoints inside the commit that takes the WAL past 1,000 pages. With the
     // store's synchronous = NORMAL it syncs the WAL before it copies pages into the database
     // file, and that file before the WAL is written from its start again; with OFF it would not,

@@ -73,7 +73,11 @@ export function jwtConfig(
 }
 
 /** What the store needs: the commands that only open the store read just these. */
-export const STORE_SETTINGS = ['databaseUrl', 'databasePoolSize'] as const satisfies readonly SettingKey[];
+export const STORE_SETTINGS = [
+  'databaseUrl',
+  'databasePoolSize',
+  'sqliteCheckpointPages',
+] as const satisfies readonly SettingKey[];
 export type StoreConfig = Pick<Config, (typeof STORE_SETTINGS)[number]>;
 
 /** What webhook delivery and `webhook add` read. */

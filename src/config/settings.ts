@@ -48,6 +48,12 @@ export const SETTINGS = {
     default: 10,
     parse: p.integer(1, 1000),
   }),
+  sqliteCheckpointPages: given({
+    env: 'SQLITE_CHECKPOINT_PAGES',
+    doc: 'SQLite: WAL pages that pile up before a commit copies them into the database file ([trade-off](docs/performance.md#checkpoints))',
+    default: 10_000,
+    parse: p.integer(100, 1_000_000),
+  }),
   bootstrapToken: optional({
     env: 'PLANT_STORE_TOKEN',
     doc: 'bootstrap token to register at start (20 to 512 characters of `A-Z a-z 0-9 - . _ ~ + /`)',

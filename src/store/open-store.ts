@@ -7,14 +7,20 @@ import type { Store } from './store.js';
  * migrations. Each store's module is loaded only when chosen: the PostgreSQL driver alone costs
  * an embedded start ~100 ms.
  */
-export async function openStore(config: StoreConfig): Promise<{ store: Store; migrated: number }> {
+export async function openStore(
+  // Without sqliteCheckpointPages, SQLite's own default applies (tests that open stores directly).
+  config: Omit<StoreConfig, 'sqliteCheckpointPages'> & Partial<StoreConfig>,
+): Promise<{ store: Store; migrated: number }> {
   const { databaseUrl } = config;
   let store: Store;
   if (databaseUrl.startsWith('sqlite:')) {
     const { SqliteStore } = await import('./sqlite/sqlite-store.js');
     // Only the default store's directory is created; any other must exist (a typo fails at once).
     const createDirectory = databaseUrl === SETTINGS.databaseUrl.default;
-    store = new SqliteStore(databaseUrl.slice('sqlite:'.length), { createDirectory });
+    store = new SqliteStore(databaseUrl.slice('sqlite:'.length), {
+      createDirectory,
+      checkpointPages: config.sqliteCheckpointPages,
+    });
   } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
     store = new PostgresStore(databaseUrl, config.databasePoolSize);

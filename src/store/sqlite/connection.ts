@@ -8,6 +8,8 @@ import type { Scope, TokenRecord } from '../../domain/token.js';
 export interface OpenOptions {
   /** Create the file's directory (owner-only) when it is missing: only the default store's. */
   createDirectory: boolean;
+  /** SQLITE_CHECKPOINT_PAGES: the WAL's growth that makes the write connection's commit checkpoint. */
+  checkpointPages?: number;
 }
 
 /**

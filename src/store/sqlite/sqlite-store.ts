@@ -47,6 +47,11 @@ export class SqliteStore implements Store {
     const connections = openConnections(path);
     this.writeDb = connections.write;
     this.readDb = connections.read;
+    // SQLite checkpoints inside the commit that grows the WAL past this many pages, syncing the
+    // WAL and then the database file there, on the event loop. At its default of 1,000, a load of
+    // renames spent most of its time in those checkpoints; fewer, larger ones copy a page that was
+    // rewritten meanwhile once, and sync less often (docs/performance.md). Writes nothing.
+    if (options.checkpointPages !== undefined) this.writeDb.pragma(`wal_autocheckpoint = ${options.checkpointPages}`);
     if (connections.exclusive) {
       this.notice =
         'the disk was full when the store was opened: it is open for this process alone (commands cannot open it ' +

@@ -198,20 +198,19 @@ describe('durability: a failed fdatasync is never acknowledged', { skip }, () =>
 describe('durability: checkpoints copy only what is synced, and sync it before the WAL starts over', { skip }, () => {
   // Every sync made 10 ms slower, as on a slow disk: commits wait for theirs while a
   // checkpoint comes, and a WAL started over too early would show before the sync.
-  const { traceFile, server: traced } = tracedServer('checkpoint', () => [
-    '-e',
-    'trace=openat,pwrite64,fdatasync,fsync',
-    '-e',
-    'inject=fdatasync:delay_exit=10000',
-  ]);
+  const { traceFile, server: traced } = tracedServer(
+    'checkpoint',
+    () => ['-e', 'trace=openat,pwrite64,fdatasync,fsync', '-e', 'inject=fdatasync:delay_exit=10000'],
+    { SQLITE_CHECKPOINT_PAGES: '1000' },
+  );
 
   it('syncs the WAL before copying its pages into the database file, and that file before the WAL is reused', async () => {
     const server = traced();
-    // SQLite checkpoints inside the commit that takes the WAL past 1,000 pages. With the
-    // store's synchronous = NORMAL it syncs the WAL before it copies pages into the database
-    // file, and that file before the WAL is written from its start again; with OFF it would not,
-    // and a power loss could tear a transaction or lose a checkpointed one. Bursts of concurrent
-    // writes fill the WAL past that mark several times; pauses let checkpoints finish whole.
+    // SQLite checkpoints inside the commit that takes the WAL past SQLITE_CHECKPOINT_PAGES (1,000
+    // here, so that the bursts below pass it several times). With the store's synchronous =
+    // NORMAL it syncs the WAL before it copies pages into the database file, and that file before
+    // the WAL is written from its start again; with OFF it would not, and a power loss could tear
+    // a transaction or lose a checkpointed one. Pauses between the bursts let checkpoints finish.
     for (let burst = 0; burst < 3; burst++) {
       const started = performance.now();
       await Promise.all(

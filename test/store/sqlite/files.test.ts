@@ -32,6 +32,30 @@ describe('the store files', () => {
     }
   });
 
+  it('checkpoints after SQLITE_CHECKPOINT_PAGES pages of WAL, and so keeps the WAL that small', async () => {
+    // The same 400 writes, one commit each, into two stores: one that checkpoints every 100 pages
+    // (the WAL starts over from its beginning after each), one that never gets to.
+    const walBytes = async (pages: number) => {
+      const path = join(dir, `checkpoint-${pages}.db`);
+      const { store } = await openStore({
+        databaseUrl: `sqlite:${path}`,
+        databasePoolSize: 1,
+        sqliteCheckpointPages: pages,
+      });
+      try {
+        for (let id = 1n; id <= 400n; id++)
+          await store.writePlant({ kind: 'create', plant: { id, name: `plant ${id}` } });
+        return statSync(`${path}-wal`).size;
+      } finally {
+        await store.close();
+      }
+    };
+    const small = await walBytes(100);
+    const large = await walBytes(1_000_000);
+    assert.ok(small < 110 * 4096 + 32 * 110, `WAL of ${small} bytes with checkpoints every 100 pages`);
+    assert.ok(large > 400 * 4096, `WAL of ${large} bytes without checkpoints`);
+  });
+
   it('refuses a store whose directory does not exist, in one line, creating nothing', () => {
     const missing = join(dir, 'no', 'such', 'dir');
     const r = runCli(['migrate'], { DATABASE_URL: `sqlite:${join(missing, 'store.db')}` });

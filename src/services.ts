@@ -1,32 +1,32 @@
 import type { Logger } from 'pino';
-import { createJwtVerifier } from './auth/jwt.js';
-import { cachedTokenLookup } from './auth/token-cache.js';
 import type { Verifiers } from './auth/verify-bearer.js';
 import { jwtConfig, type Config } from './config/config.js';
-import { Dispatcher } from './events/dispatcher.js';
-import { createWebhookMetrics } from './events/metrics.js';
-import { createLogger } from './log.js';
-import { createMetrics, type Metrics } from './metrics/metrics.js';
+import type { Dispatcher } from './events/dispatcher.js';
+import type { Metrics } from './metrics/metrics.js';
 import { loadDocument, type ApiDocument } from './openapi/document.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
-/** Everything the HTTP app and the commands work with, built once per process from its config. */
-export interface Services {
+/** What every command works with: the settings, the store and the API's document. */
+export interface CommandServices {
   config: Config;
-  log: Logger;
   store: Store;
   /** Schema migrations applied when the store was opened. */
   migrated: number;
   /** The OpenAPI document: routes, validation and serialisation come from it. */
   doc: ApiDocument;
+  /** Closes the store (and, when serving, after the dispatcher has been stopped). */
+  close(): Promise<void>;
+}
+
+/** Everything the HTTP app works with: a command's services, and what serving adds to them. */
+export interface Services extends CommandServices {
+  log: Logger;
   metrics: Metrics;
   /** How bearer tokens are checked: managed tokens (cached look-ups), and JWTs in JWT mode. */
   verifiers: Verifiers;
   /** Delivers the webhook outbox; started and stopped by whoever serves (the HTTP app). */
   dispatcher: Dispatcher;
-  /** Closes the store; the dispatcher must have been stopped. */
-  close(): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -35,10 +35,33 @@ export interface ServiceOptions {
   store?: Store;
 }
 
-/** Builds the services of `serve`, of every command and of the tests, the same way for all. */
-export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
-  const log = options.log ?? createLogger(config.logLevel);
+/** Builds the services of every command, the same way for all. */
+export async function createCommandServices(
+  config: Config,
+  options: Pick<ServiceOptions, 'store'> = {},
+): Promise<CommandServices> {
   const { store, migrated } = options.store ? { store: options.store, migrated: 0 } : await openStore(config);
+  return { config, store, migrated, doc: loadDocument(), close: () => store.close() };
+}
+
+/**
+ * Builds the services of `serve` and of the tests, on top of a command's. What only serving uses
+ * (logs, metrics, JWT checks, the dispatcher) is loaded here, so that a command, which starts a
+ * process of its own for one task, does not load it: about a third of its start.
+ */
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const [{ createLogger }, { createMetrics }, { cachedTokenLookup }, { createJwtVerifier }, events, webhookMetrics] =
+    await Promise.all([
+      import('./log.js'),
+      import('./metrics/metrics.js'),
+      import('./auth/token-cache.js'),
+      import('./auth/jwt.js'),
+      import('./events/dispatcher.js'),
+      import('./events/metrics.js'),
+    ]);
+  const log = options.log ?? createLogger(config.logLevel);
+  const base = await createCommandServices(config, options);
+  const { store } = base;
   try {
     const jwt = jwtConfig(config);
     const metrics = createMetrics(store);
@@ -46,9 +69,13 @@ export async function createServices(config: Config, options: ServiceOptions = {
       findToken: cachedTokenLookup(store),
       verifyJwt: jwt && (await createJwtVerifier(jwt)),
     };
-    const dispatcher = new Dispatcher(store, config, log, createWebhookMetrics(metrics.registry, store));
-    const doc = loadDocument();
-    return { config, log, store, migrated, doc, metrics, verifiers, dispatcher, close: () => store.close() };
+    const dispatcher = new events.Dispatcher(
+      store,
+      config,
+      log,
+      webhookMetrics.createWebhookMetrics(metrics.registry, store),
+    );
+    return { ...base, log, metrics, verifiers, dispatcher };
   } catch (err) {
     await store.close();
     throw err;

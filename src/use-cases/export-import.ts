@@ -1,9 +1,7 @@
-import type { ValidateFunction } from 'ajv';
 import { plantJson, plantRecord, type PlantRecord } from '../domain/plant.js';
 import { readJson, JsonReadError } from '../json/read-json.js';
 import type { ApiDocument } from '../openapi/document.js';
-import { requestSchema } from '../openapi/request-schema.js';
-import { createAjv, validationError } from '../openapi/validation.js';
+import { newPlantCheck, type PlantCheck } from '../openapi/plant-check.js';
 import type { Store } from '../store/store.js';
 
 const PAGE = 1000;
@@ -99,7 +97,7 @@ export async function importPlants(
   lines: AsyncIterable<ImportLine> | Iterable<ImportLine>,
   options: ImportOptions = {},
 ): Promise<ImportReport> {
-  const validate = newPlantValidator(doc);
+  const check = await newPlantCheck(doc, 'line');
   const report: ImportReport = { created: 0, skipped: 0, refused: [], invalid: [] };
   let batch: { line: number; plant: PlantRecord }[] = [];
   const flush = async () => {
@@ -123,7 +121,7 @@ export async function importPlants(
       continue;
     }
     if (isBlank(line)) continue;
-    const parsed = parseLine(line, validate);
+    const parsed = parseLine(line, check);
     if ('message' in parsed) report.invalid.push({ line: n, message: parsed.message });
     else batch.push({ line: n, plant: parsed });
     if (batch.length >= PAGE) await flush();
@@ -147,13 +145,7 @@ export function importProblems(report: ImportReport): { line: number; message: s
   ].sort((a, b) => a.line - b.line);
 }
 
-function newPlantValidator(doc: ApiDocument): ValidateFunction {
-  const schema = doc.operations.get('addPlant')?.requestBody;
-  if (!schema) throw new Error('the OpenAPI document has no NewPlant request body');
-  return createAjv().compile(requestSchema(schema) as object);
-}
-
-function parseLine(line: Uint8Array | string, validate: ValidateFunction): PlantRecord | { message: string } {
+function parseLine(line: Uint8Array | string, check: PlantCheck): PlantRecord | { message: string } {
   let value: unknown;
   try {
     value = readJson(line);
@@ -161,7 +153,8 @@ function parseLine(line: Uint8Array | string, validate: ValidateFunction): Plant
     if (err instanceof JsonReadError) return { message: err.message };
     throw err;
   }
-  if (!validate(value)) return { message: validationError(validate.errors ?? [], 'line').message };
+  const problem = check(value);
+  if (problem !== undefined) return { message: problem };
   const v = value as { id: number | bigint; name: string; tag?: string };
   return plantRecord(BigInt(v.id), v.name, v.tag);
 }

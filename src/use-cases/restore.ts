@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { ValidateFunction } from 'ajv';
 import { ConflictError, InvalidInputError } from '../domain/errors.js';
 import { plantRecord, type PlantRecord } from '../domain/plant.js';
 import { SCOPES, type Scope, type TokenRecord } from '../domain/token.js';
@@ -7,8 +6,7 @@ import { EVENT_TYPES, type EventType, type WebhookEndpoint } from '../domain/web
 import { openSecret } from '../events/signing.js';
 import { InexactNumber, readJson } from '../json/read-json.js';
 import type { ApiDocument } from '../openapi/document.js';
-import { requestSchema } from '../openapi/request-schema.js';
-import { createAjv, validationError } from '../openapi/validation.js';
+import { newPlantCheck, type PlantCheck } from '../openapi/plant-check.js';
 import { KNOWN_SCHEMA_VERSIONS, STORE_KINDS, type StoreKind } from '../store/schema-versions.js';
 import type { RestoreTarget, Store } from '../store/store.js';
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupCounts, type BackupHeader } from './backup.js';
@@ -225,18 +223,12 @@ function readWebhook(line: Line, o: Obj): WebhookEndpoint {
   };
 }
 
-/** The API's own rules for a plant: the NewPlant schema of the document, as POST /plants applies it. */
-function plantValidator(doc: ApiDocument): ValidateFunction {
-  const schema = doc.operations.get('addPlant')?.requestBody;
-  if (!schema) throw new Error('the OpenAPI document has no NewPlant request body');
-  return createAjv().compile(requestSchema(schema) as object);
-}
-
-function readPlant(line: Line, o: Obj, validate: ValidateFunction): PlantRecord {
+function readPlant(line: Line, o: Obj, check: PlantCheck): PlantRecord {
   members(line, 'a plant', o, ['type', 'id', 'name'], ['tag']);
   const fields: Obj = { id: o.id, name: o.name };
   if ('tag' in o) fields.tag = o.tag;
-  if (!validate(fields)) throw refused(line.number, validationError(validate.errors ?? [], 'plant').message);
+  const problem = check(fields);
+  if (problem !== undefined) throw refused(line.number, problem);
   return plantRecord(BigInt(fields.id as number | bigint), fields.name as string, fields.tag as string | undefined);
 }
 
@@ -260,7 +252,7 @@ export async function restoreStore(
   const header = readHeader(first.done ? undefined : first.value);
   const hash = createHash('sha256');
   hash.update(first.value!.bytes).update('\n');
-  const validate = plantValidator(doc);
+  const check = await newPlantCheck(doc, 'plant');
 
   return store.restoreInto(async (target: RestoreTarget) => {
     const held = await target.counts();
@@ -312,7 +304,7 @@ export async function restoreStore(
       hash.update(line.bytes).update('\n');
       switch (o.type) {
         case 'plant': {
-          const plant = readPlant(line, o, validate);
+          const plant = readPlant(line, o, check);
           if (lastId !== undefined && plant.id <= lastId) {
             throw refused(line.number, `plant ${plant.id} is out of order: plants come by id ascending, each once`);
           }

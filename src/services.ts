@@ -50,15 +50,21 @@ export async function createCommandServices(
  * process of its own for one task, does not load it: about a third of its start.
  */
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
-  const [{ createLogger }, { createMetrics }, { cachedTokenLookup }, { createJwtVerifier }, events, webhookMetrics] =
-    await Promise.all([
-      import('./log.js'),
-      import('./metrics/metrics.js'),
-      import('./auth/token-cache.js'),
-      import('./auth/jwt.js'),
-      import('./events/dispatcher.js'),
-      import('./events/metrics.js'),
-    ]);
+  const [
+    { createLogger },
+    { createMetrics },
+    { cachedTokenLookup },
+    { createJwtVerifier },
+    { Dispatcher },
+    { createWebhookMetrics },
+  ] = await Promise.all([
+    import('./log.js'),
+    import('./metrics/metrics.js'),
+    import('./auth/token-cache.js'),
+    import('./auth/jwt.js'),
+    import('./events/dispatcher.js'),
+    import('./events/metrics.js'),
+  ]);
   const log = options.log ?? createLogger(config.logLevel);
   const base = await createCommandServices(config, options);
   const { store } = base;
@@ -69,12 +75,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       findToken: cachedTokenLookup(store),
       verifyJwt: jwt && (await createJwtVerifier(jwt)),
     };
-    const dispatcher = new events.Dispatcher(
-      store,
-      config,
-      log,
-      webhookMetrics.createWebhookMetrics(metrics.registry, store),
-    );
+    const dispatcher = new Dispatcher(store, config, log, createWebhookMetrics(metrics.registry, store));
     return { ...base, log, metrics, verifiers, dispatcher };
   } catch (err) {
     await store.close();

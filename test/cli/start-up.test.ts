@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../support/cli.js';
 
-const SERVING = ['fastify', 'pino', 'prom-client', 'jose', 'ioredis', 'undici'];
+const SERVING = ['fastify', 'pino', 'prom-client', 'jose', 'ioredis'];
 
 // module.registerHooks: Node 22.15 and later (the supported 22.14 lacks it).
 const skip =

@@ -5,4 +5,16 @@
 import module from 'node:module';
 
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-await import('./program.js');
+const { quietOnClosedPipe } = await import('./output.js');
+const { runProgram } = await import('./program.js');
+
+quietOnClosedPipe();
+const code = await runProgram(process.argv.slice(2), {
+  env: process.env,
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+});
+// A failed command ends now, as it always has, whatever it left open; a command that succeeded
+// (serve among them) ends when its work does.
+if (code !== 0) process.exit(code);

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
+import type { CliIo } from './io.js';
 import { withServices } from './with-services.js';
 
-export function migrateCommand(program: Command): void {
+export function migrateCommand(program: Command, io: CliIo): void {
   program
     .command('migrate')
     .description('apply pending schema migrations and exit')
     .action(async () => {
-      const migrated = await withServices(async ({ migrated }) => migrated);
-      process.stdout.write(migrated ? `applied ${migrated} migration(s)\n` : 'schema is up to date\n');
+      const migrated = await withServices(io, async ({ migrated }) => migrated);
+      io.stdout.write(migrated ? `applied ${migrated} migration(s)\n` : 'schema is up to date\n');
     });
 }

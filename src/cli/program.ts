@@ -1,56 +1,80 @@
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, loadConfig, type Flags, type SettingKey } from '../config/config.js';
 import { flagHelp } from '../config/docs.js';
 import { SETTINGS } from '../config/settings.js';
 import { StoreUnavailableError } from '../domain/errors.js';
 import { createServices } from '../services.js';
 import { backupCommands } from './backup-commands.js';
+import { CliExit, type CliIo } from './io.js';
 import { migrateCommand } from './migrate-command.js';
-import { fail, quietOnClosedPipe } from './output.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
 import { wholeStoreCommands } from './whole-store-commands.js';
 
-quietOnClosedPipe();
-
-const program = new Command('plant-store').description('The Plant Store service and its administration commands.');
 // The installed package's version, read when the command runs (dist/cli/ is two levels down).
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
-program.version(version, '-V, --version', 'print the version and exit');
 
-// Every setting with a flag in the settings table becomes an option of `serve`; its value wins
-// over the variable.
-const serveCommand = program.command('serve').description('run the HTTP server (what npm start runs)');
-const flagKeys = new Map<string, SettingKey>();
-for (const [key, s] of Object.entries(SETTINGS) as [SettingKey, (typeof SETTINGS)[SettingKey]][]) {
-  if (!s.flag) continue;
-  const option = new Option(s.flag, flagHelp(s));
-  flagKeys.set(option.attributeName(), key);
-  serveCommand.addOption(option);
+/**
+ * Runs `plant-store <argv>` with these streams and environment; resolves to the exit status. A
+ * failure is one line on stderr, `plant-store: …`, whatever raised it.
+ */
+export async function runProgram(argv: string[], io: CliIo): Promise<number> {
+  try {
+    await buildProgram(io).parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    // Usage errors, --help and --version: commander has written what it had to say.
+    if (err instanceof CommanderError) return err.exitCode;
+    const line = failureLine(err);
+    if (line) io.stderr.write(`plant-store: ${line}\n`);
+    return err instanceof CliExit ? err.code : 1;
+  }
 }
-serveCommand.action(async (opts: Record<string, string>) => {
-  const flags: Flags = {};
-  for (const [attribute, value] of Object.entries(opts)) flags[flagKeys.get(attribute)!] = value;
-  const config = loadConfig(process.env, flags);
-  // The HTTP server is loaded by the command that serves only: the others start faster without it.
-  const { serve } = await import('../http/server.js');
-  await serve(await createServices(config));
-});
 
-migrateCommand(program);
-tokenCommands(program);
-backupCommands(program);
-webhookCommands(program);
-wholeStoreCommands(program);
+function buildProgram(io: CliIo): Command {
+  const program = new Command('plant-store')
+    .description('The Plant Store service and its administration commands.')
+    // Set before the subcommands are added, which inherit both.
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  program.version(version, '-V, --version', 'print the version and exit');
 
-program.parseAsync().catch((err: unknown) => {
-  if (err instanceof ConfigError) fail(`invalid configuration: ${err.message}`);
-  if (err instanceof StoreUnavailableError) fail(`the store is unavailable: ${reason(err.cause)}`);
-  fail(err instanceof Error ? err.message : String(err));
-});
+  // Every setting with a flag in the settings table becomes an option of `serve`; its value wins
+  // over the variable.
+  const serveCommand = program.command('serve').description('run the HTTP server (what npm start runs)');
+  const flagKeys = new Map<string, SettingKey>();
+  for (const [key, s] of Object.entries(SETTINGS) as [SettingKey, (typeof SETTINGS)[SettingKey]][]) {
+    if (!s.flag) continue;
+    const option = new Option(s.flag, flagHelp(s));
+    flagKeys.set(option.attributeName(), key);
+    serveCommand.addOption(option);
+  }
+  serveCommand.action(async (opts: Record<string, string>) => {
+    const flags: Flags = {};
+    for (const [attribute, value] of Object.entries(opts)) flags[flagKeys.get(attribute)!] = value;
+    const config = loadConfig(io.env, flags);
+    // The HTTP server is loaded by the command that serves only: the others start faster without it.
+    const { serve } = await import('../http/server.js');
+    await serve(await createServices(config));
+  });
+
+  migrateCommand(program, io);
+  tokenCommands(program, io);
+  backupCommands(program, io);
+  webhookCommands(program, io);
+  wholeStoreCommands(program, io);
+  return program;
+}
+
+function failureLine(err: unknown): string {
+  if (err instanceof CliExit) return err.message;
+  if (err instanceof ConfigError) return `invalid configuration: ${err.message}`;
+  if (err instanceof StoreUnavailableError) return `the store is unavailable: ${reason(err.cause)}`;
+  return err instanceof Error ? err.message : String(err);
+}
 
 /** The operator's one line on why the database could not be reached (never the URL, so never a password). */
 function reason(cause: unknown): string {

@@ -10,6 +10,7 @@ import {
 } from '../domain/token.js';
 import { createToken } from '../use-cases/create-token.js';
 import { revokeToken } from '../use-cases/revoke-token.js';
+import type { CliIo } from './io.js';
 import { fail, printJson } from './output.js';
 import { printTable } from './table.js';
 import { withServices } from './with-services.js';
@@ -17,7 +18,7 @@ import { withServices } from './with-services.js';
 /** Every item of every --scope, empty ones included, so `--scope ''` is refused rather than dropped. */
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(',').map((s) => s.trim())];
 
-export function tokenCommands(program: Command): void {
+export function tokenCommands(program: Command, io: CliIo): void {
   const token = program.command('token').description('manage API tokens');
 
   token
@@ -42,10 +43,10 @@ export function tokenCommands(program: Command): void {
         }
         expiresAt = new Date(Date.now() + ms);
       }
-      const created = await withServices(({ store }) =>
+      const created = await withServices(io, ({ store }) =>
         createToken(store, { name, scopes: opts.scope as Scope[] | undefined, expiresAt }),
       );
-      process.stdout.write(`${created.token}\n`);
+      io.stdout.write(`${created.token}\n`);
     });
 
   token
@@ -53,9 +54,9 @@ export function tokenCommands(program: Command): void {
     .description('list tokens (never the tokens themselves)')
     .option('--json', 'one JSON array of token objects')
     .action(async (opts: { json?: boolean }) => {
-      const tokens = await withServices(({ store }) => store.listTokens());
+      const tokens = await withServices(io, ({ store }) => store.listTokens());
       if (opts.json) {
-        printJson(tokens.map(view));
+        printJson(io, tokens.map(view));
         return;
       }
       const rows = tokens.map((t) => {
@@ -71,7 +72,7 @@ export function tokenCommands(program: Command): void {
           v.status,
         ];
       });
-      printTable(['ID', 'NAME', 'SCOPES', 'PREFIX', 'CREATED', 'EXPIRES', 'REVOKED', 'STATUS'], rows);
+      printTable(io.stdout, ['ID', 'NAME', 'SCOPES', 'PREFIX', 'CREATED', 'EXPIRES', 'REVOKED', 'STATUS'], rows);
     });
 
   token
@@ -79,14 +80,14 @@ export function tokenCommands(program: Command): void {
     .description('revoke a token; running servers refuse it within a second (revoking it again changes nothing)')
     .argument('<id>', 'the token id shown by token list')
     .action(async (id: string) => {
-      const message = await withServices(async ({ store }) => {
+      const message = await withServices(io, async ({ store }) => {
         const known = (await store.listTokens()).find((t) => t.id === id);
         if (known?.revokedAt)
           return `token ${id} was already revoked at ${known.revokedAt.toISOString()}; nothing changed`;
         await revokeToken(store, id);
         return `revoked ${id}`;
       });
-      process.stdout.write(`${message}\n`);
+      io.stdout.write(`${message}\n`);
     });
 }
 

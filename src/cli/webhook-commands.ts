@@ -3,6 +3,7 @@ import { NotFoundError } from '../domain/errors.js';
 import { EVENT_TYPES, type EventType } from '../domain/webhook.js';
 import { urlProblem } from '../events/address-guard.js';
 import { addWebhook, removeWebhook } from '../use-cases/webhooks.js';
+import type { CliIo } from './io.js';
 import { fail, printJson } from './output.js';
 import { printTable } from './table.js';
 import { withServices } from './with-services.js';
@@ -25,7 +26,7 @@ function parseEvents(text: string): EventType[] {
   return EVENT_TYPES.filter((t) => types.has(t));
 }
 
-export function webhookCommands(program: Command): void {
+export function webhookCommands(program: Command, io: CliIo): void {
   const webhook = program.command('webhook').description('manage webhook subscribers');
 
   webhook
@@ -38,14 +39,14 @@ export function webhookCommands(program: Command): void {
       // A URL that cannot be one is refused before the store is opened.
       const problem = urlProblem(url);
       if (problem !== undefined) fail(problem);
-      const { endpoint, secret, sealed } = await withServices(async ({ store, config }) => ({
+      const { endpoint, secret, sealed } = await withServices(io, async ({ store, config }) => ({
         ...(await addWebhook(store, config, url, events)),
         sealed: config.webhookSecretKey !== undefined,
       }));
-      process.stdout.write(`${endpoint.id}\n${secret}\n`);
-      process.stderr.write(`plant-store: the secret above is shown only this once; store it with the receiver\n`);
+      io.stdout.write(`${endpoint.id}\n${secret}\n`);
+      io.stderr.write(`plant-store: the secret above is shown only this once; store it with the receiver\n`);
       if (!sealed) {
-        process.stderr.write(
+        io.stderr.write(
           'plant-store: warning: WEBHOOK_SECRET_KEY is not set, so the secret is stored unsealed: anyone who can ' +
             'read the store or its backups can read it (set WEBHOOK_SECRET_KEY for the server and the CLI to seal new secrets)\n',
         );
@@ -60,12 +61,13 @@ export function webhookCommands(program: Command): void {
     .action(async (opts: { json?: boolean; recent: string }) => {
       const recent = Number(opts.recent);
       if (!Number.isInteger(recent) || recent < 0 || recent > 1000) fail('--recent must be an integer from 0 to 1000');
-      const list = await withServices(({ store }) => store.listEndpoints(recent));
+      const list = await withServices(io, ({ store }) => store.listEndpoints(recent));
       if (opts.json) {
-        printJson(list);
+        printJson(io, list);
         return;
       }
       printTable(
+        io.stdout,
         ['ID', 'URL', 'EVENTS', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'CREATED'],
         list.map((e) => [
           e.endpoint.id,
@@ -80,8 +82,9 @@ export function webhookCommands(program: Command): void {
       );
       for (const e of list) {
         if (e.recent.length === 0) continue;
-        process.stdout.write(`\nrecent attempts to ${e.endpoint.id}:\n`);
+        io.stdout.write(`\nrecent attempts to ${e.endpoint.id}:\n`);
         printTable(
+          io.stdout,
           ['WEBHOOK-ID', 'TYPE', 'STATE', 'ATTEMPTS', 'LAST', 'AT'],
           e.recent.map((r) => [
             r.eventId,
@@ -101,7 +104,7 @@ export function webhookCommands(program: Command): void {
     .argument('<id>', 'the endpoint id shown by webhook add and webhook list')
     .action(async (id: string) => {
       if (!ENDPOINT_ID.test(id)) fail(`"${id}" is not an endpoint id (ep_ and 16 characters, as webhook list shows)`);
-      const removed = await withServices(async ({ store }) => {
+      const removed = await withServices(io, async ({ store }) => {
         try {
           await removeWebhook(store, id);
           return true;
@@ -111,7 +114,7 @@ export function webhookCommands(program: Command): void {
         }
       });
       // A removed endpoint leaves nothing behind, so "already removed" and "never added" look alike.
-      process.stdout.write(
+      io.stdout.write(
         removed
           ? `removed ${id}\n`
           : `webhook ${id} is not subscribed (already removed, or never added); nothing changed\n`,

@@ -13,6 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { backupStore } from '../use-cases/backup.js';
 import { RestoreRefusedError, restoreStore, StoreNotEmptyError } from '../use-cases/restore.js';
+import type { CliIo } from './io.js';
 import { fail } from './output.js';
 import { withServices } from './with-services.js';
 
@@ -73,7 +74,7 @@ async function backupToFile(file: string, chunks: AsyncIterable<string>): Promis
   }
 }
 
-export function wholeStoreCommands(program: Command): void {
+export function wholeStoreCommands(program: Command, io: CliIo): void {
   program
     .command('backup')
     .description(
@@ -82,10 +83,10 @@ export function wholeStoreCommands(program: Command): void {
     )
     .option('--output <file>', 'write it to this file (owner-only; replaced only once the backup is whole)')
     .action(async (opts: { output?: string }) => {
-      if (opts.output === undefined && process.stdout.isTTY) {
+      if (opts.output === undefined && io.stdout.isTTY) {
         fail('backup: stdout is a terminal; redirect it to a file (backup > store.backup) or use --output FILE');
       }
-      const counts = await withServices(async ({ store }) => {
+      const counts = await withServices(io, async ({ store }) => {
         const lines = backupStore(store, version);
         let result: Awaited<ReturnType<typeof lines.next>> | undefined;
         // Keep the generator's return value (the counts) while streaming its chunks.
@@ -95,7 +96,7 @@ export function wholeStoreCommands(program: Command): void {
           },
         };
         if (opts.output !== undefined) await backupToFile(opts.output, chunks);
-        else await pipeTo(chunks, process.stdout);
+        else await pipeTo(chunks, io.stdout);
         return result?.done ? result.value : undefined;
       }).catch((err: unknown) => {
         const code = (err as { code?: string }).code;
@@ -106,7 +107,7 @@ export function wholeStoreCommands(program: Command): void {
         throw err;
       });
       if (counts) {
-        process.stderr.write(
+        io.stderr.write(
           `backup: ${plural(counts.plants, 'plant')}, ${plural(counts.tokens, 'token')}, ` +
             `${plural(counts.webhooks, 'webhook endpoint')} as of ${counts.header.takenAt}\n`,
         );
@@ -118,7 +119,7 @@ export function wholeStoreCommands(program: Command): void {
     .description('read a backup from stdin or --input into an empty store, whole or not at all (one transaction)')
     .option('--input <file>', 'read it from this file')
     .action(async (opts: { input?: string }) => {
-      if (opts.input === undefined && process.stdin.isTTY) {
+      if (opts.input === undefined && io.stdin.isTTY) {
         fail('restore: stdin is a terminal; give it the backup (restore < store.backup) or use --input FILE');
       }
       if (opts.input !== undefined) {
@@ -132,11 +133,11 @@ export function wholeStoreCommands(program: Command): void {
       let report;
       try {
         // The input is opened only once the store is: nothing is read from a store that cannot be opened.
-        report = await withServices(({ store, doc, config }) =>
+        report = await withServices(io, ({ store, doc, config }) =>
           restoreStore(
             store,
             doc,
-            opts.input !== undefined ? createReadStream(opts.input) : process.stdin,
+            opts.input !== undefined ? createReadStream(opts.input) : io.stdin,
             config.webhookSecretKey,
           ),
         );
@@ -146,13 +147,13 @@ export function wholeStoreCommands(program: Command): void {
         throw err;
       }
       const h = report.header;
-      process.stdout.write(
+      io.stdout.write(
         `restore: ${plural(report.plants, 'plant')}, ${plural(report.tokens, 'token')}, ` +
           `${plural(report.webhooks, 'webhook endpoint')} from a backup of ${h.takenAt} ` +
           `(plant-store ${h.plantStore}, ${h.store} schema ${h.schema})\n`,
       );
       if (report.unopenedSecrets > 0) {
-        process.stderr.write(
+        io.stderr.write(
           `plant-store: ${plural(report.unopenedSecrets, 'webhook secret')} of this backup ` +
             `${report.unopenedSecrets === 1 ? 'is' : 'are'} sealed with a WEBHOOK_SECRET_KEY that this ` +
             `environment does not have: give the server the key the backup's store used, or those endpoints ` +

@@ -5,7 +5,7 @@ import { plantRecord } from '../../src/domain/plant.js';
 import { KNOWN_SCHEMA_VERSIONS } from '../../src/store/schema-versions.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { backupFile, backupLines, header, storeCounts, withStore } from '../support/backup-file.js';
-import { runCli, type CliResult } from '../support/cli.js';
+import { cli, runCli, type CliResult } from '../support/cli.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 const PLANTS = [
@@ -59,7 +59,7 @@ for (const kind of stores) {
           createdAt: new Date('2025-01-02T03:04:05.678Z'),
         });
       });
-      const r = runCli(['backup'], env(source));
+      const r = await cli(['backup'], env(source));
       assert.equal(r.status, 0, r.stderr);
       backup = r.stdout;
     });
@@ -91,11 +91,11 @@ for (const kind of stores) {
 
     it('restores into an empty store exactly what the backup holds, and writes no webhook event', async () => {
       const target = fresh();
-      const r = runCli(['restore'], env(target), backup);
+      const r = await cli(['restore'], env(target), backup);
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, /^restore: 4 plants, 3 tokens, 1 webhook endpoint from a backup of /);
       // The restored store backs up to the same records: the same plants, tokens and subscribers.
-      const again = runCli(['backup'], env(target));
+      const again = await cli(['backup'], env(target));
       assert.equal(again.status, 0, again.stderr);
       assert.deepEqual(backupLines(again.stdout).slice(1, -1), backupLines(backup).slice(1, -1));
       await withStore(target, async (store) => {
@@ -124,7 +124,7 @@ for (const kind of stores) {
       try {
         writeFileSync(join(dir, 'store.backup'), backupFile(lines));
         const target = fresh();
-        const r = runCli(['restore', '--input', join(dir, 'store.backup')], env(target));
+        const r = await cli(['restore', '--input', join(dir, 'store.backup')], env(target));
         assert.equal(r.status, 0, r.stderr);
         await withStore(target, async (store) => {
           const [endpoint] = await store.listEndpoints(0);
@@ -143,7 +143,7 @@ for (const kind of stores) {
       const dir = mkdtempSync(join(tmpdir(), 'plant-store-backup-'));
       try {
         const file = join(dir, 'store.backup');
-        const r = runCli(['backup', '--output', file], env(source));
+        const r = await cli(['backup', '--output', file], env(source));
         assert.equal(r.status, 0, r.stderr);
         assert.equal(r.stdout, '');
         assert.match(r.stderr, /^backup: 4 plants, 3 tokens, 1 webhook endpoint as of /);
@@ -204,16 +204,16 @@ for (const kind of stores) {
 
     it('refuses a store that is not empty, in one line, and changes nothing', async () => {
       const withToken = fresh();
-      assert.equal(runCli(['token', 'create', '--name', 'x'], env(withToken)).status, 0);
+      assert.equal((await cli(['token', 'create', '--name', 'x'], env(withToken))).status, 0);
       assertRefused(
-        runCli(['restore'], env(withToken), backup),
+        await cli(['restore'], env(withToken), backup),
         /the store is not empty \(0 plants, 1 token, 0 webhook endpoints\)/,
       );
       assert.deepEqual(await storeCounts(withToken), { plants: 0, tokens: 1, webhooks: 0 });
 
       const withPlant = fresh();
-      assert.equal(runCli(['import'], env(withPlant), '{"id":5,"name":"five"}\n').status, 0);
-      assertRefused(runCli(['restore'], env(withPlant), backup), /not empty \(1 plant, 0 tokens/);
+      assert.equal((await cli(['import'], env(withPlant), '{"id":5,"name":"five"}\n')).status, 0);
+      assertRefused(await cli(['restore'], env(withPlant), backup), /not empty \(1 plant, 0 tokens/);
       assert.deepEqual(await storeCounts(withPlant), { plants: 1, tokens: 0, webhooks: 0 });
     });
 
@@ -327,7 +327,7 @@ for (const kind of stores) {
       for (const [what, input, message] of cases) {
         it(what, async () => {
           const target = fresh();
-          const r = runCli(['restore'], env(target), input());
+          const r = await cli(['restore'], env(target), input());
           assertRefused(r, message);
           // The refusal says so; that it is true, the counts below check (they are what restore
           // itself looks at before it begins), so a second restore would add a process, not a check.

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { plantRecord } from '../../src/domain/plant.js';
 import { readJson } from '../../src/json/read-json.js';
 import { backupLines, withStore } from '../support/backup-file.js';
-import { runCli } from '../support/cli.js';
+import { cli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
 import { CLI, startServer, type ServerProcess } from '../support/server.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
@@ -113,7 +113,7 @@ for (const kind of stores) {
           await store.writePlants(batch.map((plant) => ({ kind: 'create' as const, plant })));
         }
       });
-      assert.equal(runCli(['token', 'create', '--name', 'ci'], { DATABASE_URL: db.databaseUrl }).status, 0);
+      assert.equal((await cli(['token', 'create', '--name', 'ci'], { DATABASE_URL: db.databaseUrl })).status, 0);
       server = await startServer({ databaseUrl: db.databaseUrl });
     });
     after(async () => {
@@ -167,11 +167,11 @@ for (const kind of stores) {
         assert.ok(total > inBackup, "the store took writes after the backup's moment");
 
         // Restored, the store backs up to the same records: plants, tokens and subscribers of that moment.
-        const r = runCli(['restore'], { DATABASE_URL: restored.databaseUrl }, backup.stdout);
+        const r = await cli(['restore'], { DATABASE_URL: restored.databaseUrl }, backup.stdout);
         assert.equal(r.status, 0, r.stderr);
         assert.match(r.stdout, new RegExp(`^restore: ${plants.size} plants, 2 tokens, 0 webhook endpoints`));
         const file = join(mkdtempSync(join(tmpdir(), 'plant-store-backup-')), 'again.backup');
-        const again = runCli(['backup', '--output', file], { DATABASE_URL: restored.databaseUrl });
+        const again = await cli(['backup', '--output', file], { DATABASE_URL: restored.databaseUrl });
         assert.equal(again.status, 0, again.stderr);
         const text = readFileSync(file, 'utf8');
         rmSync(dirname(file), { recursive: true });

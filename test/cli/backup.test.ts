@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { runCli } from '../support/cli.js';
+import { cli } from '../support/cli.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 const plants = [
@@ -21,19 +21,19 @@ for (const store of stores) {
     const a = fresh();
     after(() => Promise.all(created.map((s) => s.drop())));
 
-    it('round-trips a store exactly, ids above 2^53 included', () => {
-      const imported = runCli(['import'], a, `${[...plants].reverse().join('\n')}\n`);
+    it('round-trips a store exactly, ids above 2^53 included', async () => {
+      const imported = await cli(['import'], a, `${[...plants].reverse().join('\n')}\n`);
       assert.equal(imported.status, 0, imported.stderr);
       assert.match(imported.stdout, /4 created, 0 skipped/);
-      const exported = runCli(['export'], a);
+      const exported = await cli(['export'], a);
       assert.equal(exported.status, 0);
       assert.equal(exported.stdout, `${plants.join('\n')}\n`);
       const b = fresh();
-      assert.equal(runCli(['import'], b, exported.stdout).status, 0);
-      assert.equal(runCli(['export'], b).stdout, exported.stdout);
+      assert.equal((await cli(['import'], b, exported.stdout)).status, 0);
+      assert.equal((await cli(['export'], b)).stdout, exported.stdout);
     });
 
-    it('skips identical plants, refuses conflicting ones, reports bad lines by number, finishes the rest, exits 1', () => {
+    it('skips identical plants, refuses conflicting ones, reports bad lines by number, finishes the rest, exits 1', async () => {
       const input = [
         plants[0],
         '{"id":-1,"name":"changed"}',
@@ -45,7 +45,7 @@ for (const store of stores) {
         '{"id":77,"name":"new"}',
         '{"id":77,"name":"other"}',
       ].join('\n');
-      const r = runCli(['import'], a, input);
+      const r = await cli(['import'], a, input);
       assert.equal(r.status, 1);
       assert.match(r.stdout, /1 created, 2 skipped \(identical\), 2 refused \(conflicting\), 3 invalid/);
       assert.match(r.stderr, /^line 2: plant -1 already exists/m);
@@ -53,26 +53,26 @@ for (const store of stores) {
       assert.match(r.stderr, /^line 5: id must be an integer/m);
       assert.match(r.stderr, /^line 6: .*duplicate member name "id"/m);
       assert.match(r.stderr, /^line 9: plant 77 already exists/m);
-      const exported = runCli(['export'], a).stdout;
+      const exported = (await cli(['export'], a)).stdout;
       assert.match(exported, /\{"id":-1,"name":"Fern 🌿","tag":"green"\}/, 'the conflicting plant is left as it was');
       assert.match(exported, /\{"id":77,"name":"new"\}/);
     });
 
-    it('exports an empty store as nothing', () => {
-      const r = runCli(['export'], fresh());
+    it('exports an empty store as nothing', async () => {
+      const r = await cli(['export'], fresh());
       assert.equal(r.status, 0);
       assert.equal(r.stdout, '');
     });
 
     if (store === 'postgres') {
-      it('moves plants from SQLite to PostgreSQL and back, exactly', () => {
+      it('moves plants from SQLite to PostgreSQL and back, exactly', async () => {
         const lite = fresh('sqlite');
-        assert.equal(runCli(['import'], lite, plants.join('\n')).status, 0);
+        assert.equal((await cli(['import'], lite, plants.join('\n'))).status, 0);
         const pg = fresh('postgres');
-        assert.equal(runCli(['import'], pg, runCli(['export'], lite).stdout).status, 0);
+        assert.equal((await cli(['import'], pg, (await cli(['export'], lite)).stdout)).status, 0);
         const back = fresh('sqlite');
-        assert.equal(runCli(['import'], back, runCli(['export'], pg).stdout).status, 0);
-        assert.equal(runCli(['export'], back).stdout, `${plants.join('\n')}\n`);
+        assert.equal((await cli(['import'], back, (await cli(['export'], pg)).stdout)).status, 0);
+        assert.equal((await cli(['export'], back)).stdout, `${plants.join('\n')}\n`);
       });
     }
   });

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { runCli, type CliResult } from '../support/cli.js';
+import { cli, type CliResult } from '../support/cli.js';
 import { CLI } from '../support/server.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
@@ -57,45 +57,45 @@ for (const store of stores) {
       created.push(s);
       return { DATABASE_URL: s.databaseUrl };
     };
-    const list = (env: Record<string, string>): TokenView[] => {
-      const r = runCli(['token', 'list', '--json'], env);
+    const list = async (env: Record<string, string>): Promise<TokenView[]> => {
+      const r = await cli(['token', 'list', '--json'], env);
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, /^\[.*\]\n$/s, 'one JSON document');
       return JSON.parse(r.stdout) as TokenView[];
     };
 
     describe('token create refuses what would loosen the token', () => {
-      it('a lifetime past 10 years, however it is spelt, with one line (it used to overflow to "never")', () => {
+      it('a lifetime past 10 years, however it is spelt, with one line (it used to overflow to "never")', async () => {
         const env = fresh();
         for (const bad of ['99999999w', '999999999d', '3651d', '522w', '87601h', '5256001m', '315360001s']) {
           assertOneLineFailure(
-            runCli(['token', 'create', '--name', 'x', '--expires-in', bad], env),
+            await cli(['token', 'create', '--name', 'x', '--expires-in', bad], env),
             /--expires-in must be at most 3650d \(10 years/,
           );
         }
-        assert.deepEqual(list(env), []);
+        assert.deepEqual(await list(env), []);
       });
 
-      it('a lifetime of exactly 10 years is accepted and dated 10 years ahead', () => {
+      it('a lifetime of exactly 10 years is accepted and dated 10 years ahead', async () => {
         const env = fresh();
         for (const ok of ['3650d', '521w', '87600h']) {
-          const r = runCli(['token', 'create', '--name', ok, '--expires-in', ok], env);
+          const r = await cli(['token', 'create', '--name', ok, '--expires-in', ok], env);
           assert.equal(r.status, 0, r.stderr);
         }
         const tenYears = 3650 * 86400e3;
-        for (const t of list(env)) {
+        for (const t of await list(env)) {
           const left = Date.parse(t.expires!) - Date.now();
           assert.ok(left > tenYears - 8 * 86400e3 && left <= tenYears, `${t.name}: ${t.expires}`);
         }
       });
 
-      it('an empty --scope, alone or among others, with one line (it used to grant every scope)', () => {
+      it('an empty --scope, alone or among others, with one line (it used to grant every scope)', async () => {
         const env = fresh();
         for (const scopes of [[''], [','], ['plants:read,'], [' '], ['plants:read', '']]) {
           const args = ['token', 'create', '--name', 'x', ...scopes.flatMap((s) => ['--scope', s])];
-          assertOneLineFailure(runCli(args, env), /--scope needs a scope name/);
+          assertOneLineFailure(await cli(args, env), /--scope needs a scope name/);
         }
-        assert.deepEqual(list(env), []);
+        assert.deepEqual(await list(env), []);
       });
     });
 
@@ -106,13 +106,13 @@ for (const store of stores) {
       const { startServer } = await import('../support/server.js');
       const server = await startServer({ databaseUrl: env.DATABASE_URL, token: secret });
       await server.stop();
-      const managed = runCli(['token', 'create', '--name', 'managed'], env).stdout.trim();
-      const rows = list(env);
+      const managed = (await cli(['token', 'create', '--name', 'managed'], env)).stdout.trim();
+      const rows = await list(env);
       const operator = rows.find((t) => t.name.includes('PLANT_STORE_TOKEN'))!;
       assert.equal(operator.prefix, null);
       assert.equal(rows.find((t) => t.name === 'managed')!.prefix, managed.slice(0, 8));
-      const table = runCli(['token', 'list'], env).stdout;
-      const json = runCli(['token', 'list', '--json'], env).stdout;
+      const table = (await cli(['token', 'list'], env)).stdout;
+      const json = (await cli(['token', 'list', '--json'], env)).stdout;
       for (const output of [table, json]) {
         for (let i = 0; i + 4 <= secret.length; i++) {
           assert.ok(!output.includes(secret.slice(i, i + 4)), `shows "${secret.slice(i, i + 4)}" of the secret`);
@@ -121,60 +121,63 @@ for (const store of stores) {
       assert.match(table, /\(own value\)/);
     });
 
-    it('revoking twice says it was already revoked, when, and exits 0; an unknown id still fails', () => {
+    it('revoking twice says it was already revoked, when, and exits 0; an unknown id still fails', async () => {
       const env = fresh();
-      runCli(['token', 'create', '--name', 'gone'], env);
-      const [row] = list(env);
-      const first = runCli(['token', 'revoke', row!.id], env);
+      await cli(['token', 'create', '--name', 'gone'], env);
+      const [row] = await list(env);
+      const first = await cli(['token', 'revoke', row!.id], env);
       assert.equal(first.status, 0, first.stderr);
       assert.equal(first.stdout, `revoked ${row!.id}\n`);
-      const revokedAt = list(env)[0]!.revoked!;
-      const again = runCli(['token', 'revoke', row!.id], env);
+      const revokedAt = (await list(env))[0]!.revoked!;
+      const again = await cli(['token', 'revoke', row!.id], env);
       assert.equal(again.status, 0, again.stderr);
       assert.equal(again.stdout, `token ${row!.id} was already revoked at ${revokedAt}; nothing changed\n`);
-      assert.equal(list(env)[0]!.revoked, revokedAt, 'the first time is kept');
-      assertOneLineFailure(runCli(['token', 'revoke', 'no-such-token'], env), /no-such-token/);
+      assert.equal((await list(env))[0]!.revoked, revokedAt, 'the first time is kept');
+      assertOneLineFailure(await cli(['token', 'revoke', 'no-such-token'], env), /no-such-token/);
     });
 
     describe('webhooks', () => {
       const hookEnv = () => ({ ...fresh(), WEBHOOK_ALLOW_PRIVATE: 'true' });
 
-      it('add warns on stderr when WEBHOOK_SECRET_KEY is not set, and not when it is', () => {
+      it('add warns on stderr when WEBHOOK_SECRET_KEY is not set, and not when it is', async () => {
         const env = hookEnv();
-        const unsealed = runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);
+        const unsealed = await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);
         assert.equal(unsealed.status, 0, unsealed.stderr);
         assert.match(unsealed.stderr, /warning: WEBHOOK_SECRET_KEY is not set, so the secret is stored unsealed/);
         const key = Buffer.alloc(32, 3).toString('base64');
-        const sealed = runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], { ...env, WEBHOOK_SECRET_KEY: key });
+        const sealed = await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], { ...env, WEBHOOK_SECRET_KEY: key });
         assert.equal(sealed.status, 0, sealed.stderr);
         assert.doesNotMatch(sealed.stderr, /warning/);
       });
 
-      it('list --json is one JSON array; remove twice says so and exits 0', () => {
+      it('list --json is one JSON array; remove twice says so and exits 0', async () => {
         const env = hookEnv();
-        const ids = [1, 2].map(() => runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env).stdout.split('\n')[0]!);
-        const listed = runCli(['webhook', 'list', '--json'], env);
+        const ids: string[] = [];
+        for (let i = 0; i < 2; i++) {
+          ids.push((await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env)).stdout.split('\n')[0]!);
+        }
+        const listed = await cli(['webhook', 'list', '--json'], env);
         assert.equal(listed.status, 0, listed.stderr);
         const parsed = JSON.parse(listed.stdout) as { endpoint: { id: string } }[];
         assert.ok(Array.isArray(parsed));
         assert.deepEqual(parsed.map((e) => e.endpoint.id).sort(), [...ids].sort());
-        assert.equal(runCli(['webhook', 'remove', ids[0]!], env).stdout, `removed ${ids[0]}\n`);
-        const again = runCli(['webhook', 'remove', ids[0]!], env);
+        assert.equal((await cli(['webhook', 'remove', ids[0]!], env)).stdout, `removed ${ids[0]}\n`);
+        const again = await cli(['webhook', 'remove', ids[0]!], env);
         assert.equal(again.status, 0, again.stderr);
         assert.match(again.stdout, /is not subscribed \(already removed, or never added\); nothing changed/);
-        assertOneLineFailure(runCli(['webhook', 'remove', 'nonsense'], env), /not an endpoint id/);
-        assert.equal((JSON.parse(runCli(['webhook', 'list', '--json'], env).stdout) as unknown[]).length, 1);
+        assertOneLineFailure(await cli(['webhook', 'remove', 'nonsense'], env), /not an endpoint id/);
+        assert.equal((JSON.parse((await cli(['webhook', 'list', '--json'], env)).stdout) as unknown[]).length, 1);
       });
     });
 
     describe('a closed pipe ends a command quietly', () => {
       // One store for these commands: they only read it. Something to print, whatever the command.
       let env: Record<string, string>;
-      before(() => {
+      before(async () => {
         env = { ...fresh(), WEBHOOK_ALLOW_PRIVATE: 'true' };
-        assert.equal(runCli(['import'], env, '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n').status, 0);
-        assert.equal(runCli(['token', 'create', '--name', 'a'], env).status, 0);
-        assert.equal(runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env).status, 0);
+        assert.equal((await cli(['import'], env, '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n')).status, 0);
+        assert.equal((await cli(['token', 'create', '--name', 'a'], env)).status, 0);
+        assert.equal((await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env)).status, 0);
       });
       for (const args of [
         ['token', 'list'],

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { withStore } from '../support/backup-file.js';
-import { runCli } from '../support/cli.js';
+import { cli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { Receiver } from '../support/receiver.js';
@@ -53,14 +53,23 @@ describe("from SQLite to PostgreSQL with README's commands", suiteOptions('postg
     // The SQLite service, with a client's token, a revoked one, a subscriber and some plants.
     const sqliteServer: ServerProcess = await startServer({ databaseUrl: lite.databaseUrl, env });
     cleanups.push(() => sqliteServer.dispose());
-    const cli = (args: string[]) => runCli(args, { DATABASE_URL: lite.databaseUrl, ...env });
-    const client = cli(['token', 'create', '--name', 'client', '--scope', 'plants:read', '--scope', 'plants:write']);
+    const run = (args: string[]) => cli(args, { DATABASE_URL: lite.databaseUrl, ...env });
+    const client = await run([
+      'token',
+      'create',
+      '--name',
+      'client',
+      '--scope',
+      'plants:read',
+      '--scope',
+      'plants:write',
+    ]);
     assert.equal(client.status, 0, client.stderr);
     const token = client.stdout.trim();
-    const old = cli(['token', 'create', '--name', 'old']).stdout.trim();
+    const old = (await run(['token', 'create', '--name', 'old'])).stdout.trim();
     const oldId = (await withStore(lite.databaseUrl, (s) => s.listTokens())).find((t) => t.name === 'old')!.id;
-    assert.equal(cli(['token', 'revoke', oldId]).status, 0);
-    const added = cli(['webhook', 'add', hook.url, '--events', 'created']);
+    assert.equal((await run(['token', 'revoke', oldId])).status, 0);
+    const added = await run(['webhook', 'add', hook.url, '--events', 'created']);
     assert.equal(added.status, 0, added.stderr);
     const [endpointId, secret] = added.stdout.trim().split('\n') as [string, string];
     for (const body of ['{"id":9223372036854775807,"name":"Monstera"}', '{"id":-1,"name":"Fern","tag":""}']) {
@@ -92,7 +101,9 @@ describe("from SQLite to PostgreSQL with README's commands", suiteOptions('postg
     // Restored where WEBHOOK_SECRET_KEY is not set, the sealed secret is kept, with a warning.
     const keyless = createTestStore('postgres');
     cleanups.push(() => keyless.drop());
-    const elsewhere = runCli(['restore', '--input', join(dir, 'store.backup')], { DATABASE_URL: keyless.databaseUrl });
+    const elsewhere = await cli(['restore', '--input', join(dir, 'store.backup')], {
+      DATABASE_URL: keyless.databaseUrl,
+    });
     assert.equal(elsewhere.status, 0, elsewhere.stderr);
     assert.match(
       elsewhere.stderr,

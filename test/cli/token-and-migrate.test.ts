@@ -3,7 +3,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { runCli, type CliResult } from '../support/cli.js';
+import { cli, runCli, type CliResult } from '../support/cli.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 const TOKEN_LINE = /^pst_[A-Za-z0-9_-]{43}\n$/;
@@ -29,8 +29,8 @@ interface TokenView {
   revoked: string | null;
 }
 
-function listJson(db: string): TokenView[] {
-  const r = runCli(['token', 'list', '--json'], { DATABASE_URL: db });
+async function listJson(db: string): Promise<TokenView[]> {
+  const r = await cli(['token', 'list', '--json'], { DATABASE_URL: db });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as TokenView[];
 }
@@ -48,12 +48,12 @@ for (const store of stores) {
     }
 
     describe('token create', () => {
-      it('prints only the token on stdout', () => {
+      it('prints only the token on stdout', async () => {
         const db = freshStore();
-        const r = runCli(['token', 'create', '--name', 'ci'], { DATABASE_URL: db });
+        const r = await cli(['token', 'create', '--name', 'ci'], { DATABASE_URL: db });
         assert.equal(r.status, 0, r.stderr);
         assert.match(r.stdout, TOKEN_LINE);
-        const r2 = runCli(
+        const r2 = await cli(
           [
             'token',
             'create',
@@ -73,11 +73,11 @@ for (const store of stores) {
         assert.notEqual(r.stdout, r2.stdout);
       });
 
-      it('a token without --scope has every scope; --scope limits it', () => {
+      it('a token without --scope has every scope; --scope limits it', async () => {
         const db = freshStore();
-        runCli(['token', 'create', '--name', 'all'], { DATABASE_URL: db });
-        runCli(['token', 'create', '--name', 'ro', '--scope', 'plants:read'], { DATABASE_URL: db });
-        const rows = listJson(db);
+        await cli(['token', 'create', '--name', 'all'], { DATABASE_URL: db });
+        await cli(['token', 'create', '--name', 'ro', '--scope', 'plants:read'], { DATABASE_URL: db });
+        const rows = await listJson(db);
         assert.deepEqual([...rows.find((t) => t.name === 'all')!.scopes].sort(), [
           'metrics:read',
           'plants:read',
@@ -86,40 +86,39 @@ for (const store of stores) {
         assert.deepEqual(rows.find((t) => t.name === 'ro')!.scopes, ['plants:read']);
       });
 
-      it('--scope nope fails with one line', () => {
+      it('--scope nope fails with one line', async () => {
         const db = freshStore();
         assertOneLineFailure(
-          runCli(['token', 'create', '--name', 'x', '--scope', 'nope'], { DATABASE_URL: db }),
+          await cli(['token', 'create', '--name', 'x', '--scope', 'nope'], { DATABASE_URL: db }),
           /nope/,
         );
-        assert.deepEqual(listJson(db), []);
+        assert.deepEqual(await listJson(db), []);
       });
 
-      it('--expires-in banana fails with one line', () => {
+      it('--expires-in banana fails with one line', async () => {
         const db = freshStore();
         for (const bad of ['banana', '0s', '-1d', '1.5h', '']) {
           assertOneLineFailure(
-            runCli(['token', 'create', '--name', 'x', '--expires-in', bad], { DATABASE_URL: db }),
+            await cli(['token', 'create', '--name', 'x', '--expires-in', bad], { DATABASE_URL: db }),
             /expires-in/,
           );
         }
-        assert.deepEqual(listJson(db), []);
+        assert.deepEqual(await listJson(db), []);
       });
     });
 
     describe('token list', () => {
-      it('shows id, name, scopes, prefix, created, expires, revoked, never a token or its hash', () => {
+      it('shows id, name, scopes, prefix, created, expires, revoked, never a token or its hash', async () => {
         const db = freshStore();
         const env = { DATABASE_URL: db };
-        const a = runCli(['token', 'create', '--name', 'alpha'], env).stdout.trim();
-        const b = runCli(
-          ['token', 'create', '--name', 'beta', '--scope', 'plants:read', '--expires-in', '2h'],
-          env,
+        const a = (await cli(['token', 'create', '--name', 'alpha'], env)).stdout.trim();
+        const b = (
+          await cli(['token', 'create', '--name', 'beta', '--scope', 'plants:read', '--expires-in', '2h'], env)
         ).stdout.trim();
         assert.match(a, /^pst_/);
         assert.match(b, /^pst_/);
 
-        const rows = listJson(db);
+        const rows = await listJson(db);
         assert.equal(rows.length, 2);
         for (const row of rows) {
           for (const key of ['id', 'name', 'scopes', 'prefix', 'created', 'expires', 'revoked']) {
@@ -136,7 +135,7 @@ for (const store of stores) {
         assert.equal(alpha.expires, null);
         assert.ok(beta.expires !== null && Date.parse(beta.expires) > Date.parse(beta.created));
 
-        const table = runCli(['token', 'list'], env);
+        const table = await cli(['token', 'list'], env);
         assert.equal(table.status, 0, table.stderr);
         for (const heading of ['ID', 'NAME', 'SCOPES', 'PREFIX', 'CREATED', 'EXPIRES', 'REVOKED']) {
           assert.match(table.stdout, new RegExp(`\\b${heading}\\b`, 'i'));
@@ -144,7 +143,7 @@ for (const store of stores) {
         for (const row of rows) {
           assert.ok(table.stdout.includes(row.id) && table.stdout.includes(row.name), table.stdout);
         }
-        const json = runCli(['token', 'list', '--json'], env).stdout;
+        const json = (await cli(['token', 'list', '--json'], env)).stdout;
         for (const output of [table.stdout, table.stderr, json]) {
           for (const token of [a, b]) {
             assert.ok(!output.includes(token), 'token list shows a token');
@@ -156,48 +155,51 @@ for (const store of stores) {
     });
 
     describe('token revoke', () => {
-      it('revokes a token by id, and the listing shows it', () => {
+      it('revokes a token by id, and the listing shows it', async () => {
         const db = freshStore();
-        runCli(['token', 'create', '--name', 'gone'], { DATABASE_URL: db });
-        const [row] = listJson(db);
-        const r = runCli(['token', 'revoke', row!.id], { DATABASE_URL: db });
+        await cli(['token', 'create', '--name', 'gone'], { DATABASE_URL: db });
+        const [row] = await listJson(db);
+        const r = await cli(['token', 'revoke', row!.id], { DATABASE_URL: db });
         assert.equal(r.status, 0, r.stderr);
-        const after = listJson(db)[0]!;
+        const after = (await listJson(db))[0]!;
         assert.ok(after.revoked !== null && !Number.isNaN(Date.parse(after.revoked)));
       });
 
-      it('an unknown id fails with one line', () => {
+      it('an unknown id fails with one line', async () => {
         const db = freshStore();
-        assertOneLineFailure(runCli(['token', 'revoke', 'no-such-token'], { DATABASE_URL: db }), /no-such-token/);
+        assertOneLineFailure(await cli(['token', 'revoke', 'no-such-token'], { DATABASE_URL: db }), /no-such-token/);
       });
     });
 
     describe('migrate', () => {
-      it('migrates a fresh store, then says it is up to date', () => {
+      it('migrates a fresh store, then says it is up to date', async () => {
         const db = freshStore();
-        const first = runCli(['migrate'], { DATABASE_URL: db });
+        const first = await cli(['migrate'], { DATABASE_URL: db });
         assert.equal(first.status, 0, first.stderr);
         assert.doesNotMatch(first.stdout, /up to date/i);
-        const second = runCli(['migrate'], { DATABASE_URL: db });
+        const second = await cli(['migrate'], { DATABASE_URL: db });
         assert.equal(second.status, 0, second.stderr);
         assert.match(second.stdout, /up to date/i);
       });
 
-      it('commands other than serve never create a token', () => {
+      it('commands other than serve never create a token', async () => {
         const db = freshStore();
         for (const args of [['migrate'], ['token', 'list'], ['token', 'list', '--json'], ['token', 'revoke', 'x']]) {
-          runCli(args, { DATABASE_URL: db, PLANT_STORE_TOKEN: undefined });
+          await cli(args, { DATABASE_URL: db, PLANT_STORE_TOKEN: undefined });
         }
-        const r = runCli(['token', 'list', '--json'], { DATABASE_URL: db, PLANT_STORE_TOKEN: undefined });
+        const r = await cli(['token', 'list', '--json'], { DATABASE_URL: db, PLANT_STORE_TOKEN: undefined });
         assert.equal(r.status, 0, r.stderr);
         assert.equal(r.stdout, '[]\n');
         assert.equal(r.stderr, '');
       });
 
-      it('PLANT_STORE_TOKEN in the environment is not registered by other commands', () => {
+      it('PLANT_STORE_TOKEN in the environment is not registered by other commands', async () => {
         const db = freshStore();
-        runCli(['migrate'], { DATABASE_URL: db, PLANT_STORE_TOKEN: 'pst_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG' });
-        assert.deepEqual(listJson(db), []);
+        await cli(['migrate'], {
+          DATABASE_URL: db,
+          PLANT_STORE_TOKEN: 'pst_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG',
+        });
+        assert.deepEqual(await listJson(db), []);
       });
     });
 
@@ -233,8 +235,8 @@ for (const store of stores) {
         assertOneLineFailure(runCli(['serve', '--port', 'abc'], { DATABASE_URL: freshStore() }), /port/i);
       });
 
-      it('a bad value does not leak a password from DATABASE_URL', () => {
-        const r = runCli(['migrate'], { DATABASE_URL: 'mysql://user:hunter2@db/x' });
+      it('a bad value does not leak a password from DATABASE_URL', async () => {
+        const r = await cli(['migrate'], { DATABASE_URL: 'mysql://user:hunter2@db/x' });
         assertOneLineFailure(r, /DATABASE_URL/);
         assert.doesNotMatch(r.stderr, /hunter2/);
       });
@@ -248,8 +250,8 @@ for (const store of stores) {
         ['an unknown option', ['token', 'list', '--bogus']],
         ['an unknown command', ['bogus']],
       ] as const) {
-        it(`${what} fails with exactly one line`, () => {
-          assertOneLineFailure(runCli([...args], { DATABASE_URL: freshStore() }));
+        it(`${what} fails with exactly one line`, async () => {
+          assertOneLineFailure(await cli([...args], { DATABASE_URL: freshStore() }));
         });
       }
     });

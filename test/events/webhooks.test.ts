@@ -12,7 +12,7 @@ import type { Store } from '../../src/store/store.js';
 import { importPlants } from '../../src/use-cases/export-import.js';
 import { addWebhook as subscribe, removeWebhook } from '../../src/use-cases/webhooks.js';
 import { buildTestApp, type TestApp, type TestAppOptions } from '../helper.js';
-import { runCli } from '../support/cli.js';
+import { cli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
 import { startServer } from '../support/server.js';
 import { pollUntil } from '../support/poll.js';
@@ -117,7 +117,7 @@ for (const kind of stores) {
       assert.equal(new Set(hook.requests.map((r) => r.headers['webhook-id'])).size, 3);
       assert.throws(() => verify(`whsec_${Buffer.alloc(32, 1).toString('base64')}`, hook.requests[0]!));
 
-      const list = runCli(['webhook', 'list'], { DATABASE_URL: store.databaseUrl });
+      const list = await cli(['webhook', 'list'], { DATABASE_URL: store.databaseUrl });
       assert.equal(list.status, 0, list.stderr);
       assert.match(list.stdout, /enabled/);
       assert.match(list.stdout, /HTTP 200/);
@@ -277,23 +277,25 @@ describe('webhook add refuses unsafe URLs', () => {
     const store = createTestStore('sqlite');
     cleanups.push(() => store.drop());
     const env = { DATABASE_URL: store.databaseUrl, WEBHOOK_ALLOW_PRIVATE: undefined };
-    const loopback = runCli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);
+    const loopback = await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);
     assert.equal(loopback.status, 1);
     assert.match(loopback.stderr, /not a public address.*WEBHOOK_ALLOW_PRIVATE/);
-    const privateNet = runCli(['webhook', 'add', 'http://10.1.2.3/hook'], env);
+    const privateNet = await cli(['webhook', 'add', 'http://10.1.2.3/hook'], env);
     assert.equal(privateNet.status, 1);
     assert.equal(
-      runCli(['webhook', 'add', 'ftp://example.com/x'], { ...env, WEBHOOK_ALLOW_PRIVATE: 'true' }).status,
+      (await cli(['webhook', 'add', 'ftp://example.com/x'], { ...env, WEBHOOK_ALLOW_PRIVATE: 'true' })).status,
       1,
     );
     assert.equal(
-      runCli(['webhook', 'add', 'http://127.0.0.1:9/hook', '--events', 'eaten'], {
-        ...env,
-        WEBHOOK_ALLOW_PRIVATE: 'true',
-      }).status,
+      (
+        await cli(['webhook', 'add', 'http://127.0.0.1:9/hook', '--events', 'eaten'], {
+          ...env,
+          WEBHOOK_ALLOW_PRIVATE: 'true',
+        })
+      ).status,
       1,
     );
-    assert.equal(runCli(['webhook', 'list', '--json'], env).stdout, '[]\n');
+    assert.equal((await cli(['webhook', 'list', '--json'], env)).stdout, '[]\n');
   });
 
   it('the dispatcher refuses a loopback subscriber when private addresses are not allowed', async () => {

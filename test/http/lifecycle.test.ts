@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer, type ServerProcess } from '../support/server.js';
 import { postPlant, send } from '../support/http.js';
 import { readStoredPlantsAt } from '../support/db.js';
-import { runCli } from '../support/cli.js';
+import { cli } from '../support/cli.js';
 import { createTestStore, stores, suiteOptions, type StoreKind, type TestStore } from '../support/stores.js';
 
 const created: TestStore[] = [];
@@ -87,10 +87,10 @@ for (const store of stores) {
         const databaseUrl = freshStore(store);
         const a = await start({ databaseUrl });
         assert.equal((await postPlant(a.url, a.token, '{"id":1,"name":"x"}')).status, 200);
-        const list = runCli(['token', 'list', '--json'], { DATABASE_URL: a.databaseUrl });
+        const list = await cli(['token', 'list', '--json'], { DATABASE_URL: a.databaseUrl });
         const ids = (JSON.parse(list.stdout) as { id: string }[]).map((t) => t.id);
         assert.equal(ids.length, 1, list.stdout);
-        assert.equal(runCli(['token', 'revoke', ids[0]!], { DATABASE_URL: a.databaseUrl }).status, 0);
+        assert.equal((await cli(['token', 'revoke', ids[0]!], { DATABASE_URL: a.databaseUrl })).status, 0);
         assert.equal(await a.stop(), 0);
         const b = await start({ databaseUrl, token: a.token });
         assert.equal((await postPlant(b.url, b.token, '{"id":2,"name":"x"}')).status, 401);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../support/cli.js';
+import { cli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { assertCreatedOnce, raceCreate } from '../support/race.js';
@@ -13,7 +13,7 @@ describe('two instances on one PostgreSQL database', suiteOptions('postgres'), (
   let a: ServerProcess;
   let b: ServerProcess;
   const token = newToken();
-  const cli = (args: string[]) => runCli(args, { DATABASE_URL: db.databaseUrl });
+  const run = (args: string[]) => cli(args, { DATABASE_URL: db.databaseUrl });
   const status = async (url: string, t: string) =>
     (await send(url, { path: '/plants?limit=1', headers: { authorization: `Bearer ${t}` } })).status;
 
@@ -37,9 +37,9 @@ describe('two instances on one PostgreSQL database', suiteOptions('postgres'), (
       versions.rows.map((r: { version: number }) => r.version),
       postgresMigrations.map((_, i) => i + 1),
     );
-    const tokens = JSON.parse(cli(['token', 'list', '--json']).stdout) as unknown[];
+    const tokens = JSON.parse((await run(['token', 'list', '--json'])).stdout) as unknown[];
     assert.equal(tokens.length, 1, JSON.stringify(tokens));
-    assert.match(cli(['migrate']).stdout, /schema is up to date/);
+    assert.match((await run(['migrate'])).stdout, /schema is up to date/);
   });
 
   it('reads through one instance, at once, what the other acknowledged', async () => {
@@ -107,15 +107,15 @@ describe('two instances on one PostgreSQL database', suiteOptions('postgres'), (
   });
 
   it('a token created with the CLI works on both within 1 s; revoked, it stops on both within 1 s', async () => {
-    const created = cli(['token', 'create', '--name', 'ops', '--scope', 'plants:read']);
+    const created = await run(['token', 'create', '--name', 'ops', '--scope', 'plants:read']);
     assert.equal(created.status, 0, created.stderr);
     const fresh = created.stdout.trim();
     const onBoth = (want: number) => async () =>
       (await status(a.url, fresh)) === want && (await status(b.url, fresh)) === want;
     assert.ok(await pollUntil(onBoth(200), 1000), 'the new token works on both instances within 1 s');
-    const tokens = JSON.parse(cli(['token', 'list', '--json']).stdout) as { id: string; name: string }[];
+    const tokens = JSON.parse((await run(['token', 'list', '--json'])).stdout) as { id: string; name: string }[];
     const id = tokens.find((t) => t.name === 'ops')!.id;
-    assert.equal(cli(['token', 'revoke', id]).status, 0);
+    assert.equal((await run(['token', 'revoke', id])).status, 0);
     assert.ok(await pollUntil(onBoth(401), 1000), 'the revoked token fails on both instances within 1 s');
     assert.equal(await status(a.url, token), 200, 'other tokens still work');
   });

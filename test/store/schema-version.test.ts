@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/store/open-store.js';
-import { runCli } from '../support/cli.js';
+import { cli } from '../support/cli.js';
 import { createTestStore, postgresSql, stores, suiteOptions } from '../support/stores.js';
 
 for (const kind of stores) {
@@ -22,7 +22,7 @@ for (const kind of stores) {
       } else {
         await postgresSql(`INSERT INTO ${schema}.schema_migrations (version) VALUES (99)`);
       }
-      const r = runCli(['migrate'], { DATABASE_URL: db.databaseUrl });
+      const r = await cli(['migrate'], { DATABASE_URL: db.databaseUrl });
       assert.equal(r.status, 1);
       assert.match(
         r.stderr,

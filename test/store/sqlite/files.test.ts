@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStore } from '../../../src/store/open-store.js';
-import { runCli } from '../../support/cli.js';
+import { cli, runCli } from '../../support/cli.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
@@ -56,9 +56,9 @@ describe('the store files', () => {
     assert.ok(large > 400 * 4096, `WAL of ${large} bytes without checkpoints`);
   });
 
-  it('refuses a store whose directory does not exist, in one line, creating nothing', () => {
+  it('refuses a store whose directory does not exist, in one line, creating nothing', async () => {
     const missing = join(dir, 'no', 'such', 'dir');
-    const r = runCli(['migrate'], { DATABASE_URL: `sqlite:${join(missing, 'store.db')}` });
+    const r = await cli(['migrate'], { DATABASE_URL: `sqlite:${join(missing, 'store.db')}` });
     assert.equal(r.status, 1);
     assert.equal(
       r.stderr,

@@ -8,7 +8,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../../support/cli.js';
+import { cli } from '../../support/cli.js';
 import { postPlant, send } from '../../support/http.js';
 import { pollUntil } from '../../support/poll.js';
 import { newToken, startServer, type ServerProcess } from '../../support/server.js';
@@ -73,15 +73,15 @@ describe('a full disk', { skip }, () => {
 
   it('export, token list and migrate work, and the server starts, when the disk is full', async () => {
     fill(filler);
-    const exported = runCli(['export'], env);
+    const exported = await cli(['export'], env);
     assert.equal(exported.status, 0, exported.stderr);
     assert.equal(exported.stdout, '{"id":1,"name":"before"}\n{"id":2,"name":"room again"}\n');
-    const listed = runCli(['token', 'list', '--json'], env);
+    const listed = await cli(['token', 'list', '--json'], env);
     assert.equal(listed.status, 0, listed.stderr);
-    const migrated = runCli(['migrate'], env);
+    const migrated = await cli(['migrate'], env);
     assert.equal(migrated.status, 0, migrated.stderr);
     assert.match(migrated.stdout, /up to date/);
-    const imported = runCli(['import'], env, '{"id":3,"name":"x"}\n');
+    const imported = await cli(['import'], env, '{"id":3,"name":"x"}\n');
     assert.equal(imported.status, 1);
     assert.match(imported.stderr, /^plant-store: .*full/);
     assert.equal(imported.stderr.trim().split('\n').length, 1, 'one line');

@@ -43,14 +43,19 @@ function guarded<T>(work: () => T): Promise<T> {
  * A snapshot on a read-only connection of its own, in one read transaction: WAL keeps showing it
  * the store as of its first read while the server (in this process or another) keeps committing.
  * The first read is made here, so the snapshot's moment is when this returns.
+ *
+ * `borrowed`: the store's own connection instead, for a store opened for this process alone (a
+ * full disk at open: EXCLUSIVE locking), which no other connection can open. The transaction is
+ * then the store's: nothing may write through that connection until the snapshot is closed, and
+ * closing the snapshot leaves the connection open.
  */
-export function sqliteSnapshot(path: string): Promise<StoreSnapshot> {
+export function sqliteSnapshot(path: string, borrowed?: Database.Database): Promise<StoreSnapshot> {
   return guarded(() => {
-    const db = new Database(path, { readonly: true, fileMustExist: true });
+    const db = borrowed ?? new Database(path, { readonly: true, fileMustExist: true });
     try {
       db.defaultSafeIntegers(true);
       // A reader waits only while another connection recovers the WAL after a crash.
-      db.pragma('busy_timeout = 5000');
+      if (!borrowed) db.pragma('busy_timeout = 5000');
       // BEGIN is deferred: the first read starts the read transaction and pins its snapshot.
       db.exec('BEGIN');
       db.prepare('SELECT count(*) FROM sqlite_master').get();
@@ -76,11 +81,12 @@ export function sqliteSnapshot(path: string): Promise<StoreSnapshot> {
           guarded(() => {
             if (!db.open) return;
             if (db.inTransaction) db.exec('COMMIT');
-            db.close();
+            if (!borrowed) db.close();
           }),
       };
     } catch (err) {
-      db.close();
+      if (!borrowed) db.close();
+      else if (db.inTransaction) db.exec('ROLLBACK');
       throw err;
     }
   });

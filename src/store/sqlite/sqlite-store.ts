@@ -29,6 +29,8 @@ const MIN_FREE_BYTES = 1024 * 1024;
 export class SqliteStore implements Store {
   private readonly writeDb: Database.Database;
   private readonly readDb: Database.Database;
+  /** Opened for this process alone (a full disk at open): no other connection can open the file. */
+  private readonly exclusive: boolean;
   readonly notice: string | undefined;
   private ready:
     | {
@@ -47,6 +49,7 @@ export class SqliteStore implements Store {
     const connections = openConnections(path);
     this.writeDb = connections.write;
     this.readDb = connections.read;
+    this.exclusive = connections.exclusive;
     // SQLite checkpoints inside the commit that grows the WAL past this many pages, syncing the
     // WAL and then the database file there, on the event loop. At its default of 1,000, a load of
     // renames spent most of its time in those checkpoints; fewer, larger ones copy a page that was
@@ -199,7 +202,10 @@ export class SqliteStore implements Store {
 
   openSnapshot(): Promise<StoreSnapshot> {
     if (!this.ready) return Promise.reject(new Error('the store has not been migrated'));
-    return sqliteSnapshot(this.path);
+    // Opened alone, the store has one connection, and a connection of the snapshot's own would
+    // find the file locked ("database is locked"): the snapshot reads through the store's. Only
+    // `backup` takes snapshots, and it writes nothing meanwhile.
+    return sqliteSnapshot(this.path, this.exclusive ? this.readDb : undefined);
   }
 
   /** One writer job: the whole restore is one transaction, made durable by one fsync. */

@@ -1,5 +1,5 @@
-// A full disk, made with a small tmpfs: the commands that only read (export, token list,
-// migrate on a current schema) work; the server starts, serves reads, answers writes 503, says
+// A full disk, made with a small tmpfs: the commands that only read (export, backup, token
+// list, migrate on a current schema) work; the server starts, serves reads, answers writes 503, says
 // why on /readyz and in a metric, and takes writes again once there is room. Needs root (mount);
 // skipped otherwise, except with CI=true, where it fails.
 import assert from 'node:assert/strict';
@@ -71,7 +71,7 @@ describe('a full disk', { skip }, () => {
     server = undefined;
   });
 
-  it('export, token list and migrate work, and the server starts, when the disk is full', async () => {
+  it('export, backup, token list and migrate work, and the server starts, when the disk is full', async () => {
     fill(filler);
     const exported = await cli(['export'], env);
     assert.equal(exported.status, 0, exported.stderr);
@@ -81,6 +81,13 @@ describe('a full disk', { skip }, () => {
     const migrated = await cli(['migrate'], env);
     assert.equal(migrated.status, 0, migrated.stderr);
     assert.match(migrated.stdout, /up to date/);
+    // The command opens the store for itself alone on a full disk; its snapshot must not lock it out.
+    const backedUp = await cli(['backup'], env);
+    assert.equal(backedUp.status, 0, backedUp.stderr);
+    assert.match(backedUp.stderr, /^backup: 2 plants, 1 token, 0 webhook endpoints as of /);
+    assert.match(backedUp.stdout, /^\{"type":"plant","id":1,"name":"before"\}$/m);
+    assert.match(backedUp.stdout, /^\{"type":"plant","id":2,"name":"room again"\}$/m);
+    assert.match(backedUp.stdout, /^\{"type":"end","plants":2,"tokens":1,"webhooks":0,/m);
     const imported = await cli(['import'], env, '{"id":3,"name":"x"}\n');
     assert.equal(imported.status, 1);
     assert.match(imported.stderr, /^plant-store: .*full/);

@@ -122,7 +122,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Answers 200 when the store is reachable, 503 when it is not. No credential needed.
+         * @description Answers 200 when the store is reachable and can take writes, 503 when it cannot: it is unreachable, its disk is full (SQLite: less than 1 MiB free; reads still answer, writes get 503), a sync of its log failed, or it is a read-only standby (PostgreSQL). The `plant_store_store_writable` metric says the same. No credential needed.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -634,7 +634,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The store or the identity provider's keys are unavailable (a database that cannot be reached or did not answer within a few seconds), the server is overloaded, or it is shutting down; retry after the given number of seconds. A write answered 503 may or may not have been applied: retrying it is safe. */
+        /** @description The store or the identity provider's keys are unavailable (a database that cannot be reached or did not answer within a few seconds, or a store that cannot take writes: a full disk, a failed sync, a read-only standby), the server is overloaded, or it is shutting down; retry after the given number of seconds. A write answered 503 may or may not have been applied: retrying it is safe. */
         Unavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -1087,7 +1087,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The store is reachable. */
+            /** @description The store is reachable and can take writes. */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -115,10 +115,13 @@ export function inviteBody(req: IncomingMessage, res: ServerResponse): void {
   res.writeContinue();
 }
 
-/** A request that declares a body: a Content-Length other than 0, or a Transfer-Encoding. */
+/**
+ * A request that declares a body: a Content-Length other than 0, or a Transfer-Encoding. Zero is
+ * any run of 0 digits (`00` is a valid Content-Length of zero, RFC 9110 8.6).
+ */
 export function declaresBody(headers: IncomingMessage['headers']): boolean {
   const length = headers['content-length'];
-  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && !/^\s*0+\s*$/.test(length));
 }
 
 /** HTTP/1.1 requires Host (RFC 9112 3.2); Node's own check answers a bare 400, this one the Error shape. */

@@ -32,6 +32,7 @@ for (const store of stores) {
       for (const headers of [
         { 'content-type': 'application/json' },
         { 'content-type': 'application/json', 'content-length': '0' },
+        { 'content-type': 'application/json', 'content-length': '00' },
         { 'content-type': 'text/plain' },
         { 'content-type': 'text/plain', 'content-length': '0' },
         { 'content-type': 'nonsense/x;;;' },

@@ -45,8 +45,10 @@ async function refuseBodyWhereNoneIsTaken(request: FastifyRequest): Promise<void
     throw new HttpError(400, `${request.method} ${route} takes no request body`);
   }
   // Without a body there is nothing to parse: Fastify would otherwise parse "nothing" as JSON
-  // (400, body is empty) or refuse its media type (415) for a DELETE that names one.
+  // (400, body is empty) or refuse its media type (415) for a DELETE that names one. Fastify
+  // takes only the literal "0" for a zero Content-Length, so "00" is written as "0".
   delete request.raw.headers['content-type'];
+  if (request.raw.headers['content-length'] !== undefined) request.raw.headers['content-length'] = '0';
 }
 
 /**

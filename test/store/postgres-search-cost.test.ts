@@ -1,0 +1,89 @@
+// What a search page reads on PostgreSQL, from the plan of the store's own statement: a search
+// for a word on every plant beside a word on few plants or none walks about the rare word's
+// entries, not every plant's. Counted: the entries of plant_words that the walks read (the
+// page's walk, "lead", and the counts that choose its word, "c"), kept or filtered out. The
+// probes of the other words are left out: on a store this small the planner may hash every
+// word once for them instead of probing the index for each entry walked.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { INT64_MIN } from '../../src/domain/int64.js';
+import { searchWords } from '../../src/domain/plant-query.js';
+import { openStore } from '../../src/store/open-store.js';
+import { SQL } from '../../src/store/postgres/plant-filters.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestStore, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
+
+/** Plants in the store, every one named "Philodendron <n>". */
+const PLANTS = 20_000;
+
+interface PlanNode {
+  'Relation Name'?: string;
+  Alias?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+const WALKS = new Set(['lead', 'c']);
+
+/** Entries of plant_words that the plan's walks read, over all their loops. */
+function walked(node: PlanNode): number {
+  const read =
+    node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0);
+  const own = node['Relation Name'] === 'plant_words' && WALKS.has(node.Alias ?? '') ? read * node['Actual Loops'] : 0;
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + walked(child), 0);
+}
+
+describe('the cost of a search page [postgres]', suiteOptions('postgres'), () => {
+  let db: TestStore;
+  let store: Store;
+  let client: pg.Client;
+
+  /** The entries of plant_words that the store's search statement walks for one page of 20. */
+  async function wordsWalked(search: string): Promise<number> {
+    const values = [searchWords(search), String(INT64_MIN), 21, null];
+    const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${SQL.bySearch.text}`, values);
+    const plan = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
+    return walked(plan);
+  }
+
+  before(async () => {
+    db = createTestStore('postgres');
+    store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
+    const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
+    await postgresSql(`INSERT INTO ${schema}.plants (id, name)
+                       SELECT n, 'Philodendron ' || n FROM generate_series(1, ${PLANTS}) AS n;
+                       ANALYZE ${schema}.plants, ${schema}.plant_words`);
+    client = new pg.Client({
+      connectionString: db.databaseUrl.replace(/\?.*$/, ''),
+      options: `-c search_path=${schema}`,
+    });
+    await client.connect();
+  });
+  after(async () => {
+    await client?.end();
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('finds what the rare word and the common one share', async () => {
+    const found = async (search: string) => (await store.listPlants({ search }, 20)).map((p) => p.name);
+    assert.deepEqual(await found('philodendron 7'), ['Philodendron 7']);
+    assert.deepEqual(await found('7 PHILODENDRON'), ['Philodendron 7']);
+    assert.deepEqual(await found('philodendron nowhere'), []);
+    assert.equal((await found('philodendron')).length, 20);
+  });
+
+  it('walks about the rare word, not every plant of the common one', async () => {
+    for (const search of ['philodendron 7', 'philodendron nowhere', 'nowhere philodendron', 'philodendron 19999']) {
+      const read = await wordsWalked(search);
+      // Choosing the lead counts at most 1,000 entries of each word; the walk then reads the
+      // rare word's few.
+      assert.ok(read <= 1_100, `${search}: ${read} entries of plant_words walked for a page`);
+    }
+    assert.ok((await wordsWalked('philodendron')) <= 1_100, 'one common word: about a page');
+  });
+});

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { PlantRecord } from '../../src/domain/plant.js';
-import type { PlantListQuery } from '../../src/domain/plant-query.js';
+import { searchWords, type PlantListQuery } from '../../src/domain/plant-query.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
@@ -89,6 +89,42 @@ for (const kind of stores) {
       assert.deepEqual(await list({ search: 'deliciosa monstera' }), [MIN]);
       assert.deepEqual(await list({ search: 'monstera lemon' }), []);
       assert.deepEqual(await list({ search: 'monstera café' }), [7n]);
+    });
+
+    it('finds a plant by each word of its name, whatever punctuation joins the words', async () => {
+      // Letters and digits make words, anything else separates them: punctuation that a text
+      // search would read as a number, a host, a path or an address splits words all the same.
+      const names = [
+        'Hoya kerrii/variegata',
+        'Aloe 2.5',
+        'Ficus sp.1',
+        'e.g. fern',
+        'Pothos -5',
+        'Philodendron 10-12cm',
+        'ivy.example.com',
+        'moss@example.org',
+        'https://plants.example/aloe?leaf=green#top',
+        'C:\\pots\\fern_1',
+        '1,000 leaves',
+        "Devil's ivy",
+        'x=y+z;w|v~u^t',
+        '[a]{b}(c)<d>',
+      ];
+      const first = 100n;
+      await store.writePlants(names.map((name, i) => ({ kind: 'create', plant: { id: first + BigInt(i), name } })));
+      try {
+        for (const [i, name] of names.entries()) {
+          const id = first + BigInt(i);
+          assert.ok((await list({ search: searchWords(name) })).includes(id), `${name}: all its words`);
+          for (const word of searchWords(name).split(' ')) {
+            assert.ok((await list({ search: word })).includes(id), `${name}: the word ${word}`);
+          }
+        }
+        assert.deepEqual(await list({ search: 'kerrii' }), [first]);
+        assert.deepEqual(await list({ search: '12' }), [], 'not a part of the word 12cm');
+      } finally {
+        await store.writePlants(names.map((_, i) => ({ kind: 'delete', id: first + BigInt(i) })));
+      }
     });
 
     it('combines search and tags: a plant must pass both', async () => {

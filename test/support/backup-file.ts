@@ -5,12 +5,13 @@ import type { Store } from '../../src/store/store.js';
 
 /** A backup's header line, as `plant-store backup` writes it, with some fields changed. */
 export function header(fields: Record<string, unknown> = {}): string {
+  const store = (fields.store ?? 'sqlite') as keyof typeof KNOWN_SCHEMA_VERSIONS;
   return JSON.stringify({
     format: 'plant-store-backup',
     version: 1,
     plantStore: '0.2.0',
-    store: 'sqlite',
-    schema: KNOWN_SCHEMA_VERSIONS.sqlite,
+    store,
+    schema: KNOWN_SCHEMA_VERSIONS[store] ?? KNOWN_SCHEMA_VERSIONS.sqlite,
     takenAt: '2025-01-31T12:00:00.000Z',
     ...fields,
   });

@@ -117,6 +117,22 @@ export const postgresMigrations: string[] = [
    CREATE TRIGGER plant_words_delete AFTER DELETE ON plants REFERENCING OLD TABLE AS old_plants
      FOR EACH STATEMENT EXECUTE FUNCTION plant_words_follow();
    ANALYZE plants, plant_words;`,
+  // The words of a name are split at every ASCII character that is not a letter or a digit
+  // before the text search reads them, as the search text is (searchWords): the text search
+  // alone keeps "2.5", "sp.1", "kerrii/variegata", "example.com" or "-5" as one word, which a
+  // search for "variegata" or "5" never found. The words of the plants stored are made again,
+  // the key dropped while they go in and built once at the end; writes wait meanwhile.
+  `LOCK TABLE plants IN SHARE MODE;
+   SET LOCAL maintenance_work_mem = '256MB';
+   CREATE OR REPLACE FUNCTION plant_name_words(name text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+   AS $$ SELECT tsvector_to_array(to_tsvector('simple', regexp_replace(
+           regexp_replace(normalize(name, NFD), '[\u0300-\u036f]', '', 'g'),
+           '[\x01-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]', ' ', 'g'))) $$;
+   ALTER TABLE plant_words DROP CONSTRAINT plant_words_pkey;
+   TRUNCATE plant_words;
+   ${postgresFilterUpkeep.fillWords};
+   ALTER TABLE plant_words ADD PRIMARY KEY (word, id);
+   ANALYZE plant_words;`,
 ];
 
 /** A migration may rewrite a large table: it gets far longer than a request's statement timeout. */

@@ -4,7 +4,7 @@
 // Two files at a time, not more: the run is bound by CPU, not by waiting. Most of it is processes the
 // tests start (servers, plant-store commands at about 0.08 s each, npm, Chromium), about 185 s of
 // CPU in all, on a 2-core machine. Measured there, when it took 320 s: 3 at a time took as long as
-// 2, and 4 took longer still, with tests failing on their time limits (the 400,000-plant restore
+// 2, and 4 took longer still, with tests failing on their time limits (a 400,000-plant restore
 // past its 30 s, npm install past 60 s).
 //
 // --test-timeout does not mean the same on the two supported Node.js lines:

@@ -4,26 +4,18 @@
 // LF files, and problems are reported in line order.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { readStoredPlantsAt } from '../support/db.js';
-import { CLI } from '../support/server.js';
+import { cli } from '../support/cli.js';
 import { postPlant } from '../support/http.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 import { importPlants, splitLines, type ImportLine } from '../../src/use-cases/export-import.js';
 
-function importBytes(input: Buffer, env: Record<string, string>) {
-  const r = spawnSync(process.execPath, [CLI, 'import'], {
-    env: { ...process.env, ...env },
-    input,
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** `plant-store import` with these bytes as stdin (the command, run in this process). */
+const importBytes = (input: Buffer, env: Record<string, string>) => cli(['import'], env, input);
 
-function exportAll(env: Record<string, string>): string {
-  const r = spawnSync(process.execPath, [CLI, 'export'], { env: { ...process.env, ...env }, encoding: 'utf8' });
+async function exportAll(env: Record<string, string>): Promise<string> {
+  const r = await cli(['export'], env);
   assert.equal(r.status, 0, r.stderr);
   return r.stdout;
 }
@@ -69,7 +61,7 @@ for (const store of stores) {
         const posted = await postPlant(api, api.token, line);
         assert.equal(posted.status, 400, posted.text);
         const env = fresh();
-        const r = importBytes(Buffer.concat([line, Buffer.from('\n')]), env);
+        const r = await importBytes(Buffer.concat([line, Buffer.from('\n')]), env);
         assert.equal(r.status, 1, r.stderr);
         assert.match(r.stdout, /0 created, 0 skipped \(identical\), 0 refused \(conflicting\), 1 invalid/);
         assert.match(r.stderr, /^line 1: /);
@@ -80,7 +72,7 @@ for (const store of stores) {
       });
     }
 
-    it('takes valid UTF-8 as it is, CRLF lines too, and a last line without a newline', () => {
+    it('takes valid UTF-8 as it is, CRLF lines too, and a last line without a newline', async () => {
       const env = fresh();
       const input = bytes(
         '{"id":1,"name":"caf\u00e9"}\r\n',
@@ -88,19 +80,19 @@ for (const store of stores) {
         '\r\n',
         '{"id":3,"name":"last"}',
       );
-      const r = importBytes(input, env);
+      const r = await importBytes(input, env);
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, /3 created/);
       assert.equal(
-        exportAll(env),
+        await exportAll(env),
         '{"id":1,"name":"café"}\n{"id":2,"name":"Fern 🌿","tag":"é"}\n{"id":3,"name":"last"}\n',
       );
     });
 
-    it('reports problems in line order, a conflict on line 1 first, with the right line numbers', () => {
+    it('reports problems in line order, a conflict on line 1 first, with the right line numbers', async () => {
       const env = fresh();
-      assert.equal(importBytes(bytes('{"id":1,"name":"a"}\n'), env).status, 0);
-      const r = importBytes(
+      assert.equal((await importBytes(bytes('{"id":1,"name":"a"}\n'), env)).status, 0);
+      const r = await importBytes(
         bytes('{"id":1,"name":"b"}\r\n', 'not json\n', '{"id":2,"name":"caf', [0xe9], '"}\n', '{"id":3,"name":"ok"}\n'),
         env,
       );
@@ -115,12 +107,12 @@ for (const store of stores) {
       assert.match(r.stdout, /1 created, 0 skipped \(identical\), 1 refused \(conflicting\), 2 invalid/);
     });
 
-    it('refuses a line longer than the body limit, as the API answers 413, and goes on', () => {
+    it('refuses a line longer than the body limit, as the API answers 413, and goes on', async () => {
       const env = fresh({ BODY_LIMIT_BYTES: '64' });
       const long = `{"id":1,"name":"${'x'.repeat(3 * 1024 * 1024)}"}`;
       const exact = `{"id":2,"name":"${'y'.repeat(64 - 18)}"}`;
       assert.equal(Buffer.byteLength(exact), 64);
-      const r = importBytes(bytes(long, '\n', exact, '\r\n', `{"id":3,"name":"${'z'.repeat(64)}"}`), env);
+      const r = await importBytes(bytes(long, '\n', exact, '\r\n', `{"id":3,"name":"${'z'.repeat(64)}"}`), env);
       assert.equal(r.status, 1, r.stderr);
       assert.equal(
         r.stderr,

@@ -122,7 +122,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Answers 200 when the store is reachable and can take writes, 503 when it cannot: it is unreachable, its disk is full (SQLite: less than 1 MiB free; reads still answer, writes get 503), a sync of its log failed, or it is a read-only standby (PostgreSQL). The `plant_store_store_writable` metric says the same. No credential needed.
+         * @description Answers 200 when the store is reachable and can take writes, 503 when it cannot: it is unreachable, its disk is full (SQLite: less than 1 MiB free; reads still answer, writes get 503), its storage failed the last commit (SQLite: a quota or a file-size limit, until a commit that changes nothing succeeds), a sync of its log failed, or it is a read-only standby (PostgreSQL). The `plant_store_store_writable` metric says the same. No credential needed.
          */
         get: operations["getReadiness"];
         put?: never;

@@ -105,6 +105,15 @@ export class SqliteStore implements Store {
   async ping(): Promise<void> {
     await this.read((r) => r.countTokens());
     if (this.ready?.sync.failure) throw this.ready.sync.failure;
+    // The storage failed the last commit (a quota or a file-size limit leaves statfs looking
+    // fine): a commit that changes nothing says whether it can take writes again. It rejects
+    // while the storage still fails, and a success clears the failure.
+    if (this.ready?.writer.storageFailure) {
+      await this.write(() => {
+        const version = this.writeDb.pragma('user_version', { simple: true }) as number;
+        this.writeDb.pragma(`user_version = ${version}`);
+      });
+    }
     const { bavail, bsize } = await statfs(dirname(this.path));
     const free = bavail * bsize;
     if (free < MIN_FREE_BYTES) {

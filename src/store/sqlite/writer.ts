@@ -5,6 +5,12 @@ import type { WalSync } from './wal-sync.js';
 /** SQLite failures that mean "storage unavailable" (503) rather than a bug (500). */
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL|NOMEM)/;
 
+/**
+ * Failures of the storage under the store (no room, a quota, a file-size limit, an I/O error), as
+ * opposed to a lock held elsewhere: until a commit succeeds again the store cannot take writes.
+ */
+const STORAGE = /^SQLITE_(IOERR|FULL)/;
+
 /** How long a write waits for another process (a command) to let go of the write lock. */
 const LOCK_WAIT_MS = 5_000;
 
@@ -52,6 +58,8 @@ export class SqliteWriter {
   private closing = false;
   /** Jobs that have been made durable. */
   writes = 0;
+  /** Why the last commit failed, when the storage failed it and none has succeeded since. */
+  storageFailure: StoreUnavailableError | undefined;
   private readonly stmt;
 
   constructor(
@@ -118,13 +126,18 @@ export class SqliteWriter {
       this.stmt.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.stmt.rollback.run();
-      settled = batch.map(() => ({ ok: false, error: sqliteError(err) }));
+      const error = sqliteError(err);
+      if (STORAGE.test(String((err as { code?: unknown }).code))) this.storageFailure = error as StoreUnavailableError;
+      settled = batch.map(() => ({ ok: false, error }));
     }
     const commit = this.sync.commit();
     this.running = false;
     this.schedule();
     try {
-      if (settled.some((s) => s.ok)) await this.sync.durable(commit);
+      if (settled.some((s) => s.ok)) {
+        await this.sync.durable(commit);
+        this.storageFailure = undefined;
+      }
     } catch (err) {
       settled = batch.map(() => ({ ok: false, error: new StoreUnavailableError(err) }));
     }
@@ -161,7 +174,9 @@ export class SqliteWriter {
     } catch (err) {
       this.stmt.rollbackJob.run();
       this.stmt.release.run();
-      return { ok: false, error: sqliteError(err) };
+      const error = sqliteError(err);
+      if (STORAGE.test(String((err as { code?: unknown }).code))) this.storageFailure = error as StoreUnavailableError;
+      return { ok: false, error };
     }
   }
 

@@ -105,3 +105,39 @@ describe('a full disk', { skip }, () => {
     server = undefined;
   });
 });
+
+// A file-size limit stands for what statfs does not show: a quota, a filesystem's limit on one
+// file. The storage fails the commits while the disk looks roomy; readiness and the metric go by
+// the last commit, and a commit that changes nothing tells when writes can be taken again.
+describe('a file-size limit', () => {
+  let server: ServerProcess | undefined;
+  after(() => server?.kill());
+
+  it('writes 503, /readyz and the metric say so, and writes are taken again once it is lifted', async () => {
+    const limit = 2 * 1024 * 1024;
+    server = await startServer({ wrapper: ['prlimit', `--fsize=${limit}:`, '--'] });
+    const name = 'x'.repeat(256);
+    let refused: Awaited<ReturnType<typeof postPlant>> | undefined;
+    // 2 MB of WAL is a few thousand single-plant commits; bounded so the loop always ends.
+    for (let id = 1; id <= 20_000 && !refused; id++) {
+      const r = await postPlant(server.url, server.token, `{"id":${id},"name":"${name}"}`);
+      if (r.status !== 200) refused = r;
+    }
+    assert.ok(refused, 'a write was refused');
+    assert.equal(refused.status, 503, refused.text);
+    const ready = await send(server.url, { path: '/readyz' });
+    assert.equal(ready.status, 503, ready.text);
+    const metrics = await send(server.url, { path: '/metrics', headers: { authorization: `Bearer ${server.token}` } });
+    assert.match(metrics.text, /^plant_store_store_writable 0$/m);
+    assert.equal(
+      (await send(server.url, { path: '/plants', headers: { authorization: `Bearer ${server.token}` } })).status,
+      200,
+    );
+
+    execFileSync('prlimit', ['--pid', String(server.proc.pid), '--fsize=unlimited:']);
+    assert.ok(await pollUntil(async () => (await send(server!.url, { path: '/readyz' })).status === 200, 5000));
+    assert.equal((await postPlant(server.url, server.token, `{"id":20001,"name":"${name}"}`)).status, 200);
+    assert.equal(await server.stop(), 0);
+    server = undefined;
+  });
+});

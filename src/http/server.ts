@@ -50,7 +50,8 @@ function announceToken(token: string, port: number): void {
   process.stderr.write(
     `\nplant-store: created the first API token (all scopes). It is shown only this once:\n\n    ${token}\n\n` +
       `Try: curl -H "Authorization: Bearer ${token}" -H 'content-type: application/json' ` +
-      `-d '{"id":1,"name":"Monstera"}' http://localhost:${port || 3000}/plants\n` +
+      // The quick start's plant: trying both, or this and then README's session, conflicts with nothing.
+      `-d '{"id":9223372036854775807,"name":"Monstera"}' http://localhost:${port || 3000}/plants\n` +
       `Or open http://localhost:${port || 3000}/docs, press Authorize and paste it.\n\n`,
   );
 }

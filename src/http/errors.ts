@@ -124,12 +124,18 @@ export function declaresBody(headers: IncomingMessage['headers']): boolean {
   return headers['transfer-encoding'] !== undefined || (length !== undefined && !/^\s*0+\s*$/.test(length));
 }
 
-/** HTTP/1.1 requires Host (RFC 9112 3.2); Node's own check answers a bare 400, this one the Error shape. */
-export function missingHost(req: IncomingMessage): boolean {
-  return req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined;
+/**
+ * What is wrong with a request's Host, if anything: HTTP/1.1 requires exactly one (RFC 9112 3.2:
+ * 400 without it, and with more than one). Node's own check answers a bare 400 to a missing one
+ * and keeps the first of several; this one answers both in the Error shape.
+ */
+export function hostProblem(req: IncomingMessage): string | undefined {
+  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
+    return 'the Host header is required in an HTTP/1.1 request';
+  }
+  if ((req.headersDistinct?.host?.length ?? 1) > 1) return 'the Host header is given more than once; send one';
+  return undefined;
 }
-
-export const MISSING_HOST_MESSAGE = 'the Host header is required in an HTTP/1.1 request';
 
 /**
  * What Node answers by itself, the Error shape instead of bare statuses or dropped sockets

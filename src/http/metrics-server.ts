@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
-import { clientErrorHandler, declaresBody, guardHttpServer, MISSING_HOST_MESSAGE, missingHost } from './errors.js';
+import { clientErrorHandler, declaresBody, guardHttpServer, hostProblem } from './errors.js';
 import { requestId } from './request-id.js';
 
 export interface MetricsServer {
@@ -30,7 +30,8 @@ function prepare(req: IncomingMessage, res: ServerResponse): void {
 export async function startMetricsServer(registry: Registry, port: number, host: string): Promise<MetricsServer> {
   const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
     prepare(req, res);
-    if (missingHost(req)) return error(res, 400, MISSING_HOST_MESSAGE, { connection: 'close' });
+    const problem = hostProblem(req);
+    if (problem !== undefined) return error(res, 400, problem, { connection: 'close' });
     const path = (req.url ?? '').split('?')[0] ?? '';
     // Error messages are one line of at most 1024 characters; a path can be far longer.
     const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;

@@ -298,6 +298,14 @@ describe('on a real socket (SQLite only: the store plays no part)', () => {
         assert.match(res.text, /Host header is required/);
       });
 
+      it('two Host fields: 400, Error shape (Node kept the first)', async () => {
+        for (const hosts of ['Host: a\r\nHost: b', 'Host: a\r\nHost: a']) {
+          const res = await exchange(`GET ${path} HTTP/1.1\r\n${hosts}\r\n\r\n`);
+          assertErrorShape(res, 400, 'GET', path);
+          assert.match(res.text, /Host header is given more than once/);
+        }
+      });
+
       it('HTTP/1.0 without Host is fine', async () => {
         const res = await exchange(`GET ${path} HTTP/1.0\r\n\r\n`);
         assert.equal(res.status, path === '/metrics' ? 200 : 200);

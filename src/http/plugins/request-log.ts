@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { redactUrl } from '../../log.js';
 import { NO_ROUTE, type Metrics } from '../../metrics/metrics.js';
-import { MISSING_HOST_MESSAGE, missingHost } from '../errors.js';
+import { hostProblem } from '../errors.js';
 import { HttpError } from '../http-error.js';
 
 /** The one log line of a request, with its request id (pino's `reqId`), never a token. */
@@ -23,15 +23,16 @@ export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
 
 /**
  * Every response carries `x-request-id`; every finished request is one log line and one
- * observation. An HTTP/1.1 request without Host is refused here, first, in the Error shape.
+ * observation. A request without Host (HTTP/1.1) or with two is refused here, first, in the Error shape.
  */
 export const requestLogPlugin = fp<{ metrics: Metrics }>(
   async (app, { metrics }) => {
     app.addHook('onRequest', async (request, reply) => {
       reply.header('x-request-id', request.id);
-      if (missingHost(request.raw)) {
+      const problem = hostProblem(request.raw);
+      if (problem !== undefined) {
         reply.header('connection', 'close');
-        throw new HttpError(400, MISSING_HOST_MESSAGE);
+        throw new HttpError(400, problem);
       }
     });
     app.addHook('onResponse', async (request, reply) => {

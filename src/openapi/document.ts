@@ -3,8 +3,11 @@ import { createRequire } from 'node:module';
 
 /** The OpenAPI document as it stands in the repository; everything the HTTP layer knows about the contract comes from here. */
 export const documentPath = new URL('../../openapi/plant-store.yaml', import.meta.url);
-/** The JSON copy `npm run build` writes beside the built module: parsing YAML costs start-up time. */
-const builtCopy = new URL('./plant-store.json', import.meta.url);
+/**
+ * The JSON copy `npm run build` writes into dist/openapi/: parsing YAML costs start-up time. The
+ * same path from src/ (tests) and from dist/ (the built package), used only while newer than the YAML.
+ */
+const builtCopy = new URL('../../dist/openapi/plant-store.json', import.meta.url);
 
 export type JsonObject = Record<string, unknown>;
 
@@ -69,7 +72,8 @@ export function loadDocument(path: URL = documentPath): ApiDocument {
   return { raw, operations, paths };
 }
 
-function readDocument(path: URL): JsonObject {
+/** The document as written (its `$ref`s in place), from the built JSON copy when it is current. */
+export function readDocument(path: URL = documentPath): JsonObject {
   const copy = statSync(builtCopy, { throwIfNoEntry: false });
   if (path === documentPath && copy && copy.mtimeMs >= statSync(path).mtimeMs) {
     return JSON.parse(readFileSync(builtCopy, 'utf8')) as JsonObject;

@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { Ajv } from 'ajv';
 import { Ajv2020, type Options } from 'ajv/dist/2020.js';
 import { OpenAPIBackend, SetMatchType, type Document, type Operation } from 'openapi-backend';
-import { parse } from 'yaml';
-import { documentPath, type JsonObject } from '../../src/openapi/document.js';
+import { readDocument, type JsonObject } from '../../src/openapi/document.js';
 import type { RawResponse } from './http.js';
 
 /**
@@ -11,7 +9,7 @@ import type { RawResponse } from './http.js';
  * document by openapi-backend (routing, response bodies and response headers), with Ajv's
  * JSON Schema 2020-12 dialect, the one OpenAPI 3.1 schemas are written in.
  */
-const definition = parse(readFileSync(documentPath, 'utf8')) as Document;
+const definition = readDocument() as unknown as Document;
 
 /** Bodies arrive through JSON.parse, which rounds ids past 2^53: 2^63 - 1 arrives as 2^63. */
 const INT64_LIMIT = 2 ** 63;

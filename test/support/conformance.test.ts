@@ -16,7 +16,7 @@ const other = (
   headers: Record<string, string> = {},
 ): RawResponse => ({
   status,
-  headers: { ...(type !== undefined && { 'content-type': type }), ...headers },
+  headers: { ...(type !== undefined && { 'content-type': type }), 'x-request-id': 'r-1', ...headers },
   text,
   json: undefined,
 });
@@ -25,11 +25,15 @@ const error = (status: number) => json(status, { error: status, message: 'x' });
 describe('the conformance check used by every HTTP test', () => {
   it('accepts responses the document declares', () => {
     const accepted: [string, string, RawResponse][] = [
-      ['POST', '/plants', json(200, { name: 'a' })],
+      ['POST', '/plants', json(200, { name: 'a' }, { etag: `"${'c'.repeat(27)}"` })],
       ['POST', '/plants', error(409)],
       ['GET', '/plants?limit=1', json(200, [{ id: 1, name: 'a' }], { link: '</plants?limit=1&after=1>; rel="next"' })],
       // JSON.parse turns 9223372036854775807 into 2^63: still accepted as an int64.
-      ['GET', '/plants/9223372036854775807', json(200, JSON.parse('{"id":9223372036854775807,"name":"a"}'))],
+      [
+        'GET',
+        '/plants/9223372036854775807',
+        json(200, JSON.parse('{"id":9223372036854775807,"name":"a"}'), { etag: `"${'d'.repeat(27)}"` }),
+      ],
       ['DELETE', '/plants/1', other(204, undefined, '')],
       ['GET', '/readyz', json(503, { error: 503, message: 'x' }, { 'retry-after': '1' })],
       ['GET', '/docs', other(200, 'text/html; charset=utf-8', '<!doctype html>')],
@@ -85,6 +89,13 @@ describe('the conformance check used by every HTTP test', () => {
         /304 has a body, but the document declares none/,
       ],
       ['GET', '/plants/1', json(200, { id: 1, name: 'a' }, { etag: 'W/"x"' }), /headers: \/headers\/etag/],
+      ['GET', '/plants/1', json(200, { id: 1, name: 'a' }), /headers: .*must have required property 'etag'/],
+      [
+        'POST',
+        '/plants',
+        { ...json(200, { name: 'a' }), headers: { 'content-type': 'application/json' } },
+        /headers: .*must have required property 'x-request-id'/,
+      ],
       ['GET', '/plants', error(412), /answered 412, which the document does not declare/],
       ['POST', '/plants', error(304), /answered 304, which the document does not declare/],
       ['GET', '/nope', json(200, {}), /GET \/nope matches no path, but answered 200/],

@@ -97,6 +97,13 @@ export function checkResponse(method: string, rawPath: string, res: RawResponse)
       setMatchType: SetMatchType.Any,
     });
     if (headers.errors) problems.push(`${name} ${status} headers: ${describe(headers.errors)}`);
+    // openapi-backend checks the headers a response has, not that the required ones are there.
+    const declaredHeaders = (declared as { headers?: Record<string, { required?: boolean }> } | undefined)?.headers;
+    for (const [header, spec] of Object.entries(declaredHeaders ?? {})) {
+      if (spec.required && res.headers[header.toLowerCase()] === undefined) {
+        problems.push(`${name} ${status} headers: must have required property '${header.toLowerCase()}'`);
+      }
+    }
   }
 
   if (type === 'application/json' && res.json === undefined) {

@@ -38,6 +38,13 @@ export async function startMetricsServer(registry: Registry, port: number, host:
     if (path !== '/metrics')
       return error(res, 404, `no route for ${req.method} ${shown}; only GET /metrics is served here`);
     if (req.method !== 'GET') return error(res, 405, `${req.method} is not allowed on /metrics`, { allow: 'GET' });
+    // As on the API port: a parameter the operation does not take is refused, not ignored.
+    const query = (req.url ?? '').slice(path.length + 1);
+    if (query !== '') {
+      const names = [...new Set(query.split('&').map((p) => p.split('=')[0] ?? ''))].slice(0, 5);
+      const listed = names.map((n) => JSON.stringify(n.length > 40 ? `${n.slice(0, 40)}…` : n)).join(', ');
+      return error(res, 400, `unknown query parameter(s) ${listed}: GET /metrics takes no query parameters`);
+    }
     registry.metrics().then(
       (text) => {
         res.writeHead(200, { 'content-type': registry.contentType });

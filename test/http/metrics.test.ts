@@ -156,6 +156,14 @@ for (const store of stores) {
         await post.body?.cancel();
       });
 
+      it('refuses query parameters, naming them, as /metrics on the API port does', async () => {
+        const r = await fetch(new URL('/metrics?name[]=x&debug=1', metricsUrl));
+        assert.equal(r.status, 400);
+        const body = (await r.json()) as { error: number; message: string };
+        assert.equal(body.error, 400);
+        assert.match(body.message, /unknown query parameter\(s\) "name\[\]", "debug": GET \/metrics takes no query/);
+      });
+
       it('is off unless METRICS_PORT is set', async () => {
         const plain = await buildTestApp({ store, logs: true });
         try {

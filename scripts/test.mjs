@@ -33,7 +33,7 @@ const run = spawnSync(
     '--import',
     new URL('./test-exit-guard.mjs', import.meta.url).href,
     '--test',
-    `--test-concurrency=${process.env.TC ?? 2}`,
+    '--test-concurrency=2',
     `--test-timeout=${timeoutMs}`,
     ...files,
   ],

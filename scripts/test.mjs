@@ -1,11 +1,12 @@
 // `npm test` after the build: every test under test/ with Node's test runner, two files at a time,
 // each with a time limit, so that a hang fails the run within a minute instead of stalling it.
 //
-// Two files at a time, not more: the run is bound by CPU, not by waiting. Most of it is processes the
-// tests start (servers, plant-store commands at about 0.08 s each, npm, Chromium), about 185 s of
-// CPU in all, on a 2-core machine. Measured there, when it took 320 s: 3 at a time took as long as
-// 2, and 4 took longer still, with tests failing on their time limits (a 400,000-plant restore
-// past its 30 s, npm install past 60 s).
+// Two files at a time, not more: the run is bound by CPU, not by waiting: the test processes
+// themselves (a module graph loaded through tsx, the app and the conformance check built) and the
+// processes some tests start (servers at about 0.8 s of CPU each until ready, npm, Chromium), on a
+// 2-core machine. Measured there: when the run took 320 s, 3 at a time took as long as 2, and 4
+// longer still, with tests failing on their time limits; on a quiet machine, 3 took 166 s against
+// 171 s for 2, one run each, within what a run varies.
 //
 // --test-timeout does not mean the same on the two supported Node.js lines:
 // - Node 24 applies it to each test and each hook. The slowest test takes 20 s on a busy 2-core

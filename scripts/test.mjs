@@ -1,52 +1,104 @@
-// `npm test` after the build: every test under test/ with Node's test runner, two files at a time,
-// each with a time limit, so that a hang fails the run within a minute instead of stalling it.
+// `npm test` after the build: every test under test/ with Node's test runner, in two processes
+// that each run half of the files one after the other, each test with a time limit,
+// so that a hang fails the run within a minute instead of stalling it.
 //
-// Two files at a time, not more: the run is bound by CPU, not by waiting: the test processes
-// themselves (a module graph loaded through tsx, the app and the conformance check built) and the
-// processes some tests start (servers at about 0.8 s of CPU each until ready, npm, Chromium), on a
-// 2-core machine. Measured there: when the run took 320 s, 3 at a time took as long as 2, and 4
-// longer still, with tests failing on their time limits; on a quiet machine, 3 took 166 s against
-// 171 s for 2, one run each, within what a run varies.
+// Why two processes holding many files (--experimental-test-isolation=none), not a process per
+// file: most of a file's own cost was its start (a module graph loaded through tsx, the app and
+// the conformance check built), paid 61 times. In one process it is paid once: the whole suite
+// took 125 s of CPU instead of 201 s. One process runs its files in turn and waits while a test
+// waits (a server starting, a rate-limit window, Chromium), so two of them share the 2 cores of
+// the machine this was measured on: 122 s for npm test (build included), against 156 s with a
+// process per file two at a time; three processes took 118 s, within what a run varies. The tests keep no state between files (each builds its app
+// and its store), which is what running them in one process needs.
 //
-// --test-timeout does not mean the same on the two supported Node.js lines:
-// - Node 24 applies it to each test and each hook. The slowest test takes 20 s on a busy 2-core
-//   machine (a CLI test that starts a dozen processes): the limit is 60 s.
-// - Node 22 applies it to each test file as a whole (every file runs in a process of its own);
-//   the slowest file (test/cli/token-and-migrate.test.ts, both stores) takes 3 minutes on that
-//   machine: the limit is 10 minutes.
-// scripts/test-exit-guard.mjs ends a file's process that is still running 30 s after its last test
-// (a test that timed out may leave a server or a socket open), so that it cannot keep the run
+// --test-timeout: Node 24 applies it to each test and each hook; the slowest test takes 20 s on a
+// busy 2-core machine (a CLI test that starts a dozen processes): the limit is 60 s. Node 22's
+// runner applied it to a whole file when every file had a process of its own; it keeps the 10
+// minutes it had then.
+// scripts/test-exit-guard.mjs ends a process that is still running 30 s after its last test (a
+// test that timed out may leave a server or a socket open), so that it cannot keep the run
 // waiting either.
-import { spawnSync } from 'node:child_process';
+//
+// tsx/esm: the tests are ES modules, so only tsx's ESM hooks are registered, and the packages'
+// CommonJS loads through Node's own loader, where V8's compile cache (NODE_COMPILE_CACHE, Node
+// 22.1+) keeps its compiled code between runs and for the processes the tests start.
+import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+const SHARDS = 2;
 const timeoutMs = Number(process.versions.node.split('.')[0]) >= 24 ? 60_000 : 600_000;
 const files = readdirSync('test', { recursive: true })
   .filter((f) => f.endsWith('.test.ts'))
   .map((f) => `test/${f}`)
   .sort();
 
-// tsx/esm: the tests are ES modules, so only tsx's ESM hooks are registered, and the packages'
-// CommonJS loads through Node's own loader, where V8's compile cache (NODE_COMPILE_CACHE, Node
-// 22.1+) keeps its compiled code between the test processes and across runs: about 0.35 s less
-// CPU per test file, measured on a file that builds the app.
-const run = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx/esm',
-    '--import',
-    new URL('./test-exit-guard.mjs', import.meta.url).href,
-    '--test',
-    '--test-concurrency=2',
-    `--test-timeout=${timeoutMs}`,
-    ...files,
-  ],
-  {
-    stdio: 'inherit',
-    env: { NODE_COMPILE_CACHE: join(tmpdir(), 'plant-store-test-compile-cache'), ...process.env },
-  },
-);
-process.exit(run.status ?? 1);
+// Seconds each slow file took alone (2-core machine, quiet; every other file took under 3 s), so
+// that the two processes get about the same work: the slowest first, each to the process with
+// less so far. A figure out of date only makes one process finish before the other.
+const SECONDS = {
+  'test/http/lifecycle.test.ts': 23,
+  'test/http/rate-limit.test.ts': 19,
+  'test/events/webhooks.test.ts': 18,
+  'test/cli/backup-restore.test.ts': 18,
+  'test/docs/docs-page.test.ts': 11,
+  'test/client/package.test.ts': 10,
+  'test/cli/backup-under-load.test.ts': 10,
+  'test/store/sqlite/durability.test.ts': 8,
+  'test/http/postgres-outage.test.ts': 7,
+  'test/cli/operator-commands.test.ts': 6,
+  'test/http/auth.test.ts': 6,
+  'test/http/overload.test.ts': 6,
+  'test/cli/token-and-migrate.test.ts': 5,
+  'test/http/scale-out.test.ts': 4,
+  'test/cli/import-bytes.test.ts': 4,
+  'test/http/crash.test.ts': 4,
+  'test/http/metrics.test.ts': 4,
+  'test/store/sqlite/full-disk.test.ts': 3,
+  'test/cli/sqlite-to-postgres.test.ts': 3,
+};
+const parts = Array.from({ length: SHARDS }, () => ({ seconds: 0, files: [] }));
+for (const file of [...files].sort((a, b) => (SECONDS[b] ?? 1.5) - (SECONDS[a] ?? 1.5))) {
+  const lightest = parts.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+  lightest.files.push(file);
+  lightest.seconds += SECONDS[file] ?? 1.5;
+}
+
+const env = {
+  NODE_COMPILE_CACHE: join(tmpdir(), 'plant-store-test-compile-cache'),
+  ...process.env,
+  PLANT_STORE_TEST_SHARD: '1',
+};
+
+// Each part's report is printed whole once it ends, so that the two never interleave.
+const runs = parts.map((part, i) => {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx/esm',
+      '--import',
+      new URL('./test-exit-guard.mjs', import.meta.url).href,
+      '--test',
+      '--experimental-test-isolation=none',
+      `--test-timeout=${timeoutMs}`,
+      ...part.files.sort(),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env },
+  );
+  const output = [];
+  child.stdout.on('data', (chunk) => output.push(chunk));
+  child.stderr.on('data', (chunk) => output.push(chunk));
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      process.stdout.write(`\n::: tests, part ${i + 1} of ${SHARDS}\n`);
+      process.stdout.write(Buffer.concat(output));
+      if (code !== 0) process.stdout.write(`::: part ${i + 1} of ${SHARDS} failed (${signal ?? `exit ${code}`})\n`);
+      resolve(code === 0);
+    });
+  });
+});
+
+const passed = await Promise.all(runs);
+process.exit(passed.every(Boolean) ? 0 : 1);

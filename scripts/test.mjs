@@ -7,8 +7,8 @@
 // the conformance check built), paid 61 times. In one process it is paid once: the whole suite
 // took 125 s of CPU instead of 201 s. One process runs its files in turn and waits while a test
 // waits (a server starting, a rate-limit window, Chromium), so two of them share the 2 cores of
-// the machine this was measured on: 122 s for npm test (build included), against 156 s with a
-// process per file two at a time; three processes took 118 s, within what a run varies. The tests keep no state between files (each builds its app
+// the machine this was measured on: 122 to 132 s for npm test (build included), against 156 s
+// with a process per file two at a time; three processes took 118 s, within what a run varies. The tests keep no state between files (each builds its app
 // and its store), which is what running them in one process needs.
 //
 // --test-timeout: Node 24 applies it to each test and each hook; the slowest test takes 20 s on a

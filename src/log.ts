@@ -2,11 +2,30 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 
 const REDACTED = '[redacted]';
 /** Query parameters whose value is a credential, whatever it looks like (compared decoded, lower case). */
-const SECRET_NAMES = new Set(['access_token', 'token', 'api_key', 'apikey', 'id_token', 'refresh_token']);
-/** Managed tokens start with `pst_`; compared on the decoded text, in any case. */
-const TOKEN_MARK = /pst_/i;
+const SECRET_NAMES = new Set([
+  'access_token',
+  'token',
+  'api_key',
+  'apikey',
+  'id_token',
+  'refresh_token',
+  'jwt',
+  'auth',
+  'authorization',
+  'password',
+  'passwd',
+  'secret',
+  'client_secret',
+  'session',
+]);
+/**
+ * What a credential looks like wherever it is, compared on the decoded text: a managed token
+ * (`pst_`, in any case), a JWT (JOSE compact form: a JSON header, base64url, `eyJ`, then a dot),
+ * or anything sent as a bearer credential (`Bearer <value>`, as in an Authorization header).
+ */
+const TOKEN_MARK = /pst_|eyJ[\w-]*\.[\w-]*\.|\bbearer\s/i;
 /** Nothing in a URL without these can hide a token: the common case costs one test. */
-const MAYBE_SECRET = /[%+]|pst_|token|api_?key/i;
+const MAYBE_SECRET = /[%+]|pst_|token|api_?key|eyJ|bearer|jwt|auth|pass|secret|session/i;
 const HEX = /^[0-9A-Fa-f]{2}$/;
 
 /**

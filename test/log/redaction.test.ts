@@ -10,6 +10,8 @@ import { send } from '../support/http.js';
 const SECRET = randomBytes(32).toString('base64url'); // the 43 characters after pst_
 const TOKEN = `pst_${SECRET}`;
 const OTHER = 'hunter2-not-a-pst-token';
+/** A JWT's shape (a JSON header in base64url, a payload, a signature), its parts holding OTHER. */
+const JWT = `eyJhbGciOiJFUzI1NiJ9.eyJ${OTHER}.${OTHER}`;
 
 /** Every byte of `text` as %XX, in upper or lower case hex. */
 const encodeAll = (text: string, lower = false) =>
@@ -57,6 +59,15 @@ const SPELLINGS: string[] = [
   `/plants?API%5FKEY=${OTHER}`,
   `/plants?q=%zz&token=${OTHER}`,
   `/plants?a=b&token=${encodeAll(OTHER)}&c=d`,
+  `/plants?q=${JWT}`,
+  `/plants?q=${encodeAll(JWT)}`,
+  `/plants/${JWT}`,
+  `/plants?q=Bearer%20${OTHER}`,
+  `/plants?q=bearer+${OTHER}`,
+  `/plants?password=${OTHER}`,
+  `/plants?client%5Fsecret=${OTHER}`,
+  `/plants?Authorization=${OTHER}`,
+  `/plants?jwt=${OTHER}`,
 ];
 
 function assertClean(logged: string, url: string): void {

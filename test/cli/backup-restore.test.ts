@@ -89,6 +89,26 @@ for (const kind of stores) {
       assert.match(lines.at(-1)!, /^\{"type":"end","plants":4,"tokens":3,"webhooks":1,"sha256":"[0-9a-f]{64}"\}$/);
     });
 
+    const other = kind === 'sqlite' ? 'postgres' : 'sqlite';
+    it(
+      `restores into an empty ${other} store the same plants, tokens and subscribers`,
+      suiteOptions(other),
+      async () => {
+        const target = createTestStore(other);
+        created.push(target);
+        const r = await cli(['restore'], env(target.databaseUrl), backup);
+        assert.equal(r.status, 0, r.stderr);
+        assert.match(
+          r.stdout,
+          new RegExp(`^restore: 4 plants, 3 tokens, 1 webhook endpoint .*\\(plant-store [^ ]+, ${kind} schema`),
+        );
+        const again = await cli(['backup'], env(target.databaseUrl));
+        assert.equal(again.status, 0, again.stderr);
+        assert.equal((JSON.parse(backupLines(again.stdout)[0]!) as { store: string }).store, other);
+        assert.deepEqual(backupLines(again.stdout).slice(1, -1), backupLines(backup).slice(1, -1));
+      },
+    );
+
     it('restores into an empty store exactly what the backup holds, and writes no webhook event', async () => {
       const target = fresh();
       const r = await cli(['restore'], env(target), backup);

@@ -28,7 +28,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestId,
     bodyLimit: config.bodyLimitBytes,
-    exposeHeadRoutes: false,
+    // Every GET route answers HEAD too: the same status and headers, no body (RFC 9110 9.3.2).
+    exposeHeadRoutes: true,
     return503OnClosing: false,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,

@@ -28,7 +28,7 @@ export interface Operation {
 export interface ApiDocument {
   raw: JsonObject;
   operations: Map<string, Operation>;
-  /** Every path of the document with the methods it supports, for 404/405 answers. */
+  /** Every path of the document with the methods it supports (HEAD wherever GET), for 404/405 answers. */
   paths: { path: string; pattern: RegExp; methods: string[] }[];
 }
 
@@ -42,7 +42,9 @@ export function loadDocument(path: URL = documentPath): ApiDocument {
   const paths: ApiDocument['paths'] = [];
   for (const [path, item] of Object.entries(resolved.paths as Record<string, JsonObject>)) {
     const methods = METHODS.filter((m) => m in item);
-    paths.push({ path, pattern: pathPattern(path), methods: methods.map((m) => m.toUpperCase()) });
+    // HEAD is served wherever GET is (RFC 9110 9.3.2: the same answer without its body).
+    const allowed = methods.flatMap((m) => (m === 'get' && !('head' in item) ? ['GET', 'HEAD'] : [m.toUpperCase()]));
+    paths.push({ path, pattern: pathPattern(path), methods: allowed });
     for (const method of methods) {
       const op = item[method] as JsonObject;
       const security = (op.security ?? globalSecurity) as Record<string, string[]>[] | undefined;

@@ -67,18 +67,18 @@ for (const store of stores) {
       }
 
       for (const method of ['PATCH', 'DELETE', 'PUT']) {
-        it(`${method} /plants is 405 with Allow: GET, POST`, async () => {
+        it(`${method} /plants is 405 with Allow: GET, HEAD, POST`, async () => {
           const r = await send(server, { method, path: '/plants' });
           assertErrorBody(r, 405);
-          assert.equal(r.headers.allow, 'GET, POST');
+          assert.equal(r.headers.allow, 'GET, HEAD, POST');
         });
       }
 
       for (const method of ['POST', 'OPTIONS']) {
-        it(`${method} /plants/{id} is 405 with Allow: GET, PUT, DELETE, PATCH`, async () => {
+        it(`${method} /plants/{id} is 405 with Allow: GET, HEAD, PUT, DELETE, PATCH`, async () => {
           const r = await send(server, { method, path: '/plants/1' });
           assertErrorBody(r, 405);
-          assert.equal(r.headers.allow, 'GET, PUT, DELETE, PATCH');
+          assert.equal(r.headers.allow, 'GET, HEAD, PUT, DELETE, PATCH');
         });
       }
 

@@ -195,10 +195,33 @@ for (const store of stores) {
       assert.equal((await send(server, { path: '/plants' })).status, 401);
     });
 
+    it('answers HEAD wherever GET is: the same status and headers, no body', async () => {
+      const auth = { authorization: `Bearer ${server.token}` };
+      for (const path of ['/plants/-5000', '/plants?limit=3', '/plants/424242', '/healthz', '/openapi.json']) {
+        const got = await send(server, { path, headers: auth });
+        const head = await send(server, { method: 'HEAD', path, headers: auth });
+        assert.equal(head.status, got.status, path);
+        assert.equal(head.text, '', path);
+        for (const name of ['content-type', 'content-length', 'etag', 'link']) {
+          assert.equal(head.headers[name], got.headers[name], `${path}: ${name}`);
+        }
+      }
+      const etag = String((await send(server, { path: '/plants/-5000', headers: auth })).headers.etag);
+      const cached = await send(server, {
+        method: 'HEAD',
+        path: '/plants/-5000',
+        headers: { ...auth, 'if-none-match': etag },
+      });
+      assert.equal(cached.status, 304);
+      const refused = await send(server, { method: 'HEAD', path: '/plants/-5000' });
+      assert.equal(refused.status, 401);
+      assert.equal(refused.text, '');
+    });
+
     it('answers 405 with Allow on /plants/{id} for other methods', async () => {
       const res = await send(server, { method: 'POST', path: '/plants/1' });
       assert.equal(res.status, 405);
-      assert.equal(res.headers.allow, 'GET, PUT, DELETE, PATCH');
+      assert.equal(res.headers.allow, 'GET, HEAD, PUT, DELETE, PATCH');
     });
   });
 }

@@ -22,11 +22,11 @@ describe('the OpenAPI document', () => {
     });
   });
 
-  it('lists every path with its methods for 404/405 answers', () => {
+  it('lists every path with its methods for 404/405 answers, HEAD wherever GET', () => {
     const plants = doc.paths.find((p) => p.path === '/plants');
-    assert.deepEqual(plants?.methods, ['GET', 'POST']);
+    assert.deepEqual(plants?.methods, ['GET', 'HEAD', 'POST']);
     const one = doc.paths.find((p) => p.path === '/plants/{id}');
-    assert.deepEqual(one?.methods, ['GET', 'PUT', 'DELETE', 'PATCH']);
+    assert.deepEqual(one?.methods, ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH']);
     assert.ok(one?.pattern.test('/plants/12') && !one.pattern.test('/plants/12/x'));
     assert.ok(plants?.pattern.test('/plants'));
     assert.ok(!plants?.pattern.test('/plants/'));

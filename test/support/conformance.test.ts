@@ -39,7 +39,7 @@ describe('the conformance check used by every HTTP test', () => {
       ['GET', '/docs', other(200, 'text/html; charset=utf-8', '<!doctype html>')],
       ['GET', '/docs/swagger-ui.css', other(200, 'text/css; charset=utf-8', '.a{}')],
       ['GET', '/nope', error(404)],
-      ['POST', '/plants/1', json(405, { error: 405, message: 'x' }, { allow: 'GET, PUT, DELETE, PATCH' })],
+      ['POST', '/plants/1', json(405, { error: 405, message: 'x' }, { allow: 'GET, HEAD, PUT, DELETE, PATCH' })],
       ['GET', '/plants/1', other(304, undefined, '', { etag: `"${'a'.repeat(27)}"` })],
       ['PATCH', '/plants/1', json(200, { name: 'a' }, { etag: `"${'b'.repeat(27)}"` })],
       ['PATCH', '/plants/1', error(412)],

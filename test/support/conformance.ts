@@ -64,6 +64,12 @@ function route(method: string, path: string): Operation | 404 | 405 {
  * list of disagreements (empty when the response conforms).
  */
 export function checkResponse(method: string, rawPath: string, res: RawResponse): string[] {
+  // HEAD is GET's answer without its body (RFC 9110 9.3.2): held to GET's statuses and headers.
+  if (method === 'HEAD') {
+    if (res.text !== '') return [`HEAD ${rawPath} ${res.status} has a body`];
+    return checkResponse('GET', rawPath, { ...res, json: undefined, headless: true } as RawResponse);
+  }
+  const headless = (res as { headless?: boolean }).headless === true;
   const path = rawPath.split('?')[0] ?? '';
   const status = String(res.status);
   const type = mediaType(res.headers);
@@ -80,7 +86,7 @@ export function checkResponse(method: string, rawPath: string, res: RawResponse)
     const name = `${operation.operationId} (${method} ${operation.path})`;
     if (!declared && !ANY_ROUTE.has(res.status)) {
       problems.push(`${name} answered ${status}, which the document does not declare`);
-    } else if (declared && !declared.content && res.text !== '') {
+    } else if (declared && !declared.content && res.text !== '' && !headless) {
       problems.push(`${name} ${status} has a body, but the document declares none`);
     } else if (declared?.content && !(type in declared.content)) {
       problems.push(
@@ -106,6 +112,7 @@ export function checkResponse(method: string, rawPath: string, res: RawResponse)
     }
   }
 
+  if (headless) return problems;
   if (type === 'application/json' && res.json === undefined) {
     problems.push(`${status} body is not JSON: ${res.text.slice(0, 80)}`);
   }

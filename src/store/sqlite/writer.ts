@@ -126,8 +126,7 @@ export class SqliteWriter {
       this.stmt.commit.run();
     } catch (err) {
       if (this.db.inTransaction) this.stmt.rollback.run();
-      const error = sqliteError(err);
-      if (STORAGE.test(String((err as { code?: unknown }).code))) this.storageFailure = error as StoreUnavailableError;
+      const error = this.failure(err);
       settled = batch.map(() => ({ ok: false, error }));
     }
     const commit = this.sync.commit();
@@ -174,10 +173,15 @@ export class SqliteWriter {
     } catch (err) {
       this.stmt.rollbackJob.run();
       this.stmt.release.run();
-      const error = sqliteError(err);
-      if (STORAGE.test(String((err as { code?: unknown }).code))) this.storageFailure = error as StoreUnavailableError;
-      return { ok: false, error };
+      return { ok: false, error: this.failure(err) };
     }
+  }
+
+  /** What a failed statement means for its writes; a failure of the storage is kept for readiness. */
+  private failure(err: unknown): unknown {
+    const error = sqliteError(err);
+    if (STORAGE.test(String((err as { code?: unknown }).code))) this.storageFailure = error as StoreUnavailableError;
+    return error;
   }
 
   /** BEGIN IMMEDIATE; while another process holds the write lock, tries again on a timer. */

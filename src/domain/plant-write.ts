@@ -1,6 +1,6 @@
 // The rules of a write, in one place: both stores read the plant a write touches, ask
 // `decideWrite` what to do, and apply what it says. Nothing here does I/O.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { plantRecord, samePlant, type PlantRecord } from './plant.js';
 import type { EventType } from './webhook.js';
 
@@ -60,7 +60,7 @@ export function writeId(write: PlantWrite): bigint {
  */
 export function etagOf(plant: PlantRecord): string {
   const content = JSON.stringify([String(plant.id), plant.name, plant.tag ?? null]);
-  return `"${createHash('sha256').update(content).digest('base64url').slice(0, 27)}"`;
+  return `"${hash('sha256', content, 'base64url').slice(0, 27)}"`;
 }
 
 function satisfied(condition: Precondition | undefined, current: PlantRecord | undefined): boolean {

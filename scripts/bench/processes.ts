@@ -5,6 +5,12 @@ import { createInterface } from 'node:readline';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
+/** The flags `npm start` gives Node (`exec node <flags> dist/cli/main.js serve`): the service runs as users run it. */
+const NODE_FLAGS = ((start: string) => {
+  const words = start.split(/\s+/);
+  return words.slice(words.indexOf('node') + 1, words.indexOf('dist/cli/main.js'));
+})((JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start);
+
 export interface Running {
   url: string;
   proc: ChildProcess;
@@ -22,7 +28,11 @@ export interface Running {
  */
 export function startService(env: Record<string, string>, probe = true): Promise<Running> {
   const preload = probe ? ['--import', `${ROOT}scripts/bench/loop-probe.mjs`] : [];
-  return start([...preload, `${ROOT}dist/cli/main.js`, 'serve', '--port', '0', '--host', '127.0.0.1'], env, probe);
+  return start(
+    [...NODE_FLAGS, ...preload, `${ROOT}dist/cli/main.js`, 'serve', '--port', '0', '--host', '127.0.0.1'],
+    env,
+    probe,
+  );
 }
 
 export function startBaseline(): Promise<Running> {

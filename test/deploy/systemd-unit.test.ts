@@ -72,7 +72,12 @@ describe('deploy/plant-store.service', () => {
 
   it('runs the installed server as its own user, with the store in its state directory', () => {
     assert.ok(one('User') === 'plant-store' || one('DynamicUser') === 'yes', 'a dedicated user');
-    assert.deepEqual(one('ExecStart')?.split(/\s+/), ['/usr/bin/node', `${INSTALL_DIR}/dist/cli/main.js`, 'serve']);
+    assert.deepEqual(one('ExecStart')?.split(/\s+/), [
+      '/usr/bin/node',
+      '--max-semi-space-size=8',
+      `${INSTALL_DIR}/dist/cli/main.js`,
+      'serve',
+    ]);
     assert.equal(one('StateDirectory'), 'plant-store');
     assert.equal(environment.DATABASE_URL, `sqlite:${STATE_DIR}/plant-store.db`);
     assert.equal(
@@ -178,20 +183,39 @@ describe('deploy/plant-store.service', () => {
     });
   });
 
+  it('gives Node the flags that npm start and the plant-store program give it', () => {
+    // The young generation's size is a start-up flag of V8 (it cannot be set once running): the
+    // three ways the server is started must each pass it.
+    const flagsBefore = (words: string[], script: string) => words.slice(0, words.indexOf(script));
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
+    const npmStart = pkg.scripts.start.split(/\s+/);
+    const fromNpm = flagsBefore(npmStart.slice(npmStart.indexOf('node') + 1), 'dist/cli/main.js');
+    const fromUnit = flagsBefore(one('ExecStart')!.split(/\s+/).slice(1), `${INSTALL_DIR}/dist/cli/main.js`);
+    const shebang = readFileSync(join(ROOT, 'src/cli/main.ts'), 'utf8').split('\n')[0]!.split(/\s+/);
+    assert.deepEqual(shebang.slice(0, 3), ['#!/usr/bin/env', '-S', 'node']);
+    assert.ok(fromNpm.includes('--max-semi-space-size=8'), `npm start: ${pkg.scripts.start}`);
+    assert.deepEqual(fromUnit, fromNpm);
+    assert.deepEqual(shebang.slice(3), fromNpm);
+  });
+
   it('its command and environment start the built server, which exits 0 on the KillSignal', async () => {
     // ExecStart as systemd runs it, with the install directory being this repository (built by
     // `npm test`), the state directory a temporary one, and an ephemeral port.
-    const [program, script, ...args] = one('ExecStart')!.split(/\s+/);
+    const [program, ...argv] = one('ExecStart')!.split(/\s+/);
     assert.match(program!, /\/node$/);
     const state = tempDir('plant-store-state-');
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
     for (const [k, v] of Object.entries(environment)) env[k] = v.replaceAll(STATE_DIR, state);
     env.PORT = '0';
-    const proc = spawn(process.execPath, [script!.replace(INSTALL_DIR, ROOT.replace(/\/$/, '')), ...args], {
-      cwd: state,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      process.execPath,
+      argv.map((a) => a.replace(INSTALL_DIR, ROOT.replace(/\/$/, ''))),
+      {
+        cwd: state,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     const stderr: string[] = [];
     createInterface({ input: proc.stderr }).on('line', (l) => stderr.push(l));

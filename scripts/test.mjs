@@ -1,15 +1,17 @@
-// `npm test` after the build: every test under test/ with Node's test runner, in two processes
-// that each run half of the files one after the other, each test with a time limit,
+// `npm test` after the build: every test under test/ with Node's test runner, in four processes
+// that each run a quarter of the files one after the other, each test with a time limit,
 // so that a hang fails the run within a minute instead of stalling it.
 //
-// Why two processes holding many files (--experimental-test-isolation=none), not a process per
+// Why a few processes holding many files (--experimental-test-isolation=none), not a process per
 // file: most of a file's own cost was its start (a module graph loaded through tsx, the app and
 // the conformance check built), paid 61 times. In one process it is paid once: the whole suite
 // took 125 s of CPU instead of 201 s. One process runs its files in turn and waits while a test
-// waits (a server starting, a rate-limit window, Chromium), so two of them share the 2 cores of
-// the machine this was measured on: 122 to 132 s for npm test (build included), against 156 s
-// with a process per file two at a time; three processes took 118 s, within what a run varies. The tests keep no state between files (each builds its app
-// and its store), which is what running them in one process needs.
+// waits (a server starting, a rate-limit window, a webhook lease, Chromium, npm installing the
+// packed client), so several share the cores: on the 2-core machine this was measured on, one
+// after the other on a quiet machine, npm test (build included) took 90 s with two processes, 83 s
+// with three and 77 s with four, the CPU barely moving (106, 118 and 111 s). The tests keep no
+// state between files (each builds its app and its store, each server takes a port of its own),
+// which is what running them in one process, and several such processes at once, needs.
 //
 // --test-timeout: Node 24 applies it to each test and each hook; the slowest test takes 20 s on a
 // busy 2-core machine (a CLI test that starts a dozen processes): the limit is 60 s. Node 22's
@@ -27,7 +29,7 @@ import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const SHARDS = 2;
+const SHARDS = 4;
 const timeoutMs = Number(process.versions.node.split('.')[0]) >= 24 ? 60_000 : 600_000;
 const files = readdirSync('test', { recursive: true })
   .filter((f) => f.endsWith('.test.ts'))
@@ -35,8 +37,8 @@ const files = readdirSync('test', { recursive: true })
   .sort();
 
 // Seconds each slow file took alone (2-core machine, quiet; every other file took under 3 s), so
-// that the two processes get about the same work: the slowest first, each to the process with
-// less so far. A figure out of date only makes one process finish before the other.
+// that the processes get about the same work: the slowest first, each to the process with less
+// so far. A figure out of date only makes one process finish before the others.
 const SECONDS = {
   'test/http/lifecycle.test.ts': 23,
   'test/http/rate-limit.test.ts': 19,
@@ -71,7 +73,7 @@ const env = {
   PLANT_STORE_TEST_SHARD: '1',
 };
 
-// Each part's report is printed whole once it ends, so that the two never interleave.
+// Each part's report is printed whole once it ends, so that they never interleave.
 const runs = parts.map((part, i) => {
   const child = spawn(
     process.execPath,

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { Command } from 'commander';
 import { exportPlants, importPlants, importProblems, splitLines } from '../use-cases/export-import.js';
 import { CliExit, type CliIo } from './io.js';
+import { outputIsTheProduct } from './output.js';
 import { withServices } from './with-services.js';
 
 export function backupCommands(program: Command, io: CliIo): void {
@@ -9,6 +10,7 @@ export function backupCommands(program: Command, io: CliIo): void {
     .command('export')
     .description('write every plant to stdout as NDJSON, one {"id","name","tag"} object per line, by id')
     .action(async () => {
+      outputIsTheProduct(io.stdout, 'the export');
       await withServices(io, async ({ store }) => {
         for await (const line of exportPlants(store)) {
           // Respect back-pressure so a million plants never sit in memory at once.

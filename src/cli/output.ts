@@ -10,14 +10,32 @@ export function printJson(io: CliIo, items: unknown[]): void {
   io.stdout.write(`${JSON.stringify(items)}\n`);
 }
 
+/** Streams whose whole content is what their command makes (a backup, an export), with its name. */
+const products = new WeakMap<object, string>();
+
 /**
- * A closed pipe (`plant-store token list | head -1`) ends the process quietly: the reader has what
- * it wanted. Any other failure to write stdout is still reported.
+ * Says that what a command writes to `stream` is its product (`the backup`): a reader that stops
+ * early holds a truncated copy, so a closed pipe there fails the command.
+ */
+export function outputIsTheProduct(stream: object, what: string): void {
+  products.set(stream, what);
+}
+
+/**
+ * A closed pipe (`plant-store token list | head -1`) ends the process quietly, with the status it
+ * would have had: the reader has what it wanted. Where the output is the product (`backup | …`),
+ * it ends it with status 1 and one line instead: the reader did not get it all. Any other failure
+ * to write stdout is reported too.
  */
 export function quietOnClosedPipe(stream: NodeJS.WriteStream = process.stdout): void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit();
-    process.stderr.write(`plant-store: cannot write the output: ${err.message}\n`);
+    const product = products.get(stream);
+    if (err.code === 'EPIPE' && product === undefined) process.exit();
+    const problem =
+      err.code === 'EPIPE'
+        ? `the output was closed before ${product} was complete`
+        : `cannot write the output: ${err.message}`;
+    process.stderr.write(`plant-store: ${problem}\n`);
     process.exit(1);
   });
 }

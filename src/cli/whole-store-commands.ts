@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import { backupStore } from '../use-cases/backup.js';
 import { RestoreRefusedError, restoreStore, StoreNotEmptyError } from '../use-cases/restore.js';
 import type { CliIo } from './io.js';
-import { fail } from './output.js';
+import { fail, outputIsTheProduct } from './output.js';
 import { withServices } from './with-services.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -86,6 +86,7 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
       if (opts.output === undefined && io.stdout.isTTY) {
         fail('backup: stdout is a terminal; redirect it to a file (backup > store.backup) or use --output FILE');
       }
+      if (opts.output === undefined) outputIsTheProduct(io.stdout, 'the backup');
       const counts = await withServices(io, async ({ store }) => {
         const lines = backupStore(store, version);
         let result: Awaited<ReturnType<typeof lines.next>> | undefined;

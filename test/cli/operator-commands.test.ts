@@ -170,7 +170,7 @@ for (const store of stores) {
       });
     });
 
-    describe('a closed pipe ends a command quietly', () => {
+    describe('a closed pipe ends a listing quietly, and fails a command whose output is its product', () => {
       // One store for these commands: they only read it. Something to print, whatever the command.
       let env: Record<string, string>;
       before(async () => {
@@ -184,12 +184,22 @@ for (const store of stores) {
         ['token', 'list', '--json'],
         ['webhook', 'list'],
         ['webhook', 'list', '--json'],
-        ['export'],
       ]) {
         it(`plant-store ${args.join(' ')} | (a reader that has gone)`, async () => {
           const r = await withClosedStdout(args, env);
           assert.equal(r.stderr, '', 'nothing on stderr (no EPIPE, no stack trace)');
           assert.equal(r.code, 0);
+        });
+      }
+      // The reader holds a truncated copy: a script must see the command fail.
+      for (const [args, product] of [
+        [['backup'], 'the backup'],
+        [['export'], 'the export'],
+      ] as const) {
+        it(`plant-store ${args.join(' ')} | (a reader that has gone): exit 1, one line`, async () => {
+          const r = await withClosedStdout([...args], env);
+          assert.equal(r.stderr, `plant-store: the output was closed before ${product} was complete\n`);
+          assert.equal(r.code, 1);
         });
       }
     });

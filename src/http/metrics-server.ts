@@ -24,8 +24,8 @@ function prepare(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /**
- * The optional credential-free listener (METRICS_PORT): `GET /metrics` and nothing else, for a
- * Prometheus scraper on a private network. The API port keeps requiring `metrics:read`.
+ * The optional credential-free listener (METRICS_PORT): `GET /metrics` (and HEAD) and nothing else,
+ * for a Prometheus scraper on a private network. The API port keeps requiring `metrics:read`.
  */
 export async function startMetricsServer(registry: Registry, port: number, host: string): Promise<MetricsServer> {
   const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
@@ -36,8 +36,11 @@ export async function startMetricsServer(registry: Registry, port: number, host:
     // Error messages are one line of at most 1024 characters; a path can be far longer.
     const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
     if (path !== '/metrics')
-      return error(res, 404, `no route for ${req.method} ${shown}; only GET /metrics is served here`);
-    if (req.method !== 'GET') return error(res, 405, `${req.method} is not allowed on /metrics`, { allow: 'GET' });
+      return error(res, 404, `no route for ${req.method} ${shown}; only GET (and HEAD) /metrics is served here`);
+    // HEAD wherever GET, as on the API port: GET's status and headers; Node sends no body for it.
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return error(res, 405, `${req.method} is not allowed on /metrics`, { allow: 'GET, HEAD' });
+    }
     // As on the API port: a parameter the operation does not take is refused, not ignored.
     const query = (req.url ?? '').slice(path.length + 1);
     if (query !== '') {
@@ -47,7 +50,8 @@ export async function startMetricsServer(registry: Registry, port: number, host:
     }
     registry.metrics().then(
       (text) => {
-        res.writeHead(200, { 'content-type': registry.contentType });
+        // Its length, rather than chunks, so that HEAD tells it too.
+        res.writeHead(200, { 'content-type': registry.contentType, 'content-length': Buffer.byteLength(text) });
         res.end(text);
       },
       () => error(res, 500, 'the metrics could not be collected'),

@@ -152,8 +152,22 @@ for (const store of stores) {
         assert.deepEqual(Object.keys((await other.json()) as object).sort(), ['error', 'message']);
         const post = await fetch(metricsUrl, { method: 'POST' });
         assert.equal(post.status, 405);
-        assert.equal(post.headers.get('allow'), 'GET');
+        assert.equal(post.headers.get('allow'), 'GET, HEAD');
         await post.body?.cancel();
+      });
+
+      it('answers HEAD /metrics as the API port does: the status and headers of GET, no body', async () => {
+        const get = await fetch(metricsUrl);
+        const text = await get.text();
+        const head = await fetch(metricsUrl, { method: 'HEAD' });
+        assert.equal(head.status, 200);
+        assert.equal(await head.text(), '');
+        assert.equal(head.headers.get('content-type'), get.headers.get('content-type'));
+        // The metrics move between the two requests, and their length with them.
+        assert.equal(get.headers.get('content-length'), String(Buffer.byteLength(text)));
+        assert.match(head.headers.get('content-length') ?? '', /^[1-9][0-9]*$/);
+        assert.match(head.headers.get('x-request-id') ?? '', /./);
+        assert.equal(head.headers.get('transfer-encoding'), get.headers.get('transfer-encoding'));
       });
 
       it('refuses query parameters, naming them, as /metrics on the API port does', async () => {

@@ -65,6 +65,12 @@ export interface Store extends WebhookStore {
   revokeToken(id: string, at: Date): Promise<boolean>;
 
   close(): Promise<void>;
+  /**
+   * Closes the store and removes it if opening it created it and it still holds nothing, so that
+   * a command that failed (a refused restore) leaves nothing behind. Only stores kept in files of
+   * their own have it: SQLite's file, its -wal and -shm, and the directory made for it.
+   */
+  discardIfNew?(): Promise<void>;
 
   /** Which kind of store this is: its schema versions are numbered per kind. */
   readonly kind: StoreKind;

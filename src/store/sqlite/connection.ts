@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
@@ -16,17 +16,40 @@ export interface OpenOptions {
  * Makes sure the store file exists, created owner-only (0600): it holds token hashes and, unless
  * WEBHOOK_SECRET_KEY is set, webhook secrets. SQLite gives its -wal and -shm files the mode of
  * the database file. Only the default directory is created: a mistyped path fails here, instead
- * of silently starting an empty store somewhere else.
+ * of silently starting an empty store somewhere else. Returns what it created, in the order it
+ * did, for a command that must take it away again when it fails (a refused restore).
  */
-export function prepareFile(path: string, options: OpenOptions): void {
+export function prepareFile(path: string, options: OpenOptions): string[] {
+  const created: string[] = [];
   const dir = dirname(path);
   if (!existsSync(dir)) {
     if (!options.createDirectory) {
       throw new Error(`the store's directory ${dir} does not exist; create it first (only ./data is created for you)`);
     }
+    for (let missing = dir; !existsSync(missing); missing = dirname(missing)) created.unshift(missing);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
-  if (!existsSync(path)) closeSync(openSync(path, constants.O_CREAT | constants.O_RDWR, 0o600));
+  if (!existsSync(path)) {
+    closeSync(openSync(path, constants.O_CREAT | constants.O_RDWR, 0o600));
+    created.push(path);
+  }
+  return created;
+}
+
+/**
+ * Takes away what prepareFile created, once the store is closed: the file with the -wal and -shm
+ * SQLite made beside it, then the directories, each only if nothing else was put in it meanwhile.
+ */
+export function removeCreated(path: string, created: string[]): void {
+  if (!created.includes(path)) return;
+  for (const file of [`${path}-wal`, `${path}-shm`, path]) rmSync(file, { force: true });
+  for (const dir of created.filter((p) => p !== path).reverse()) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return;
+    }
+  }
 }
 
 /**

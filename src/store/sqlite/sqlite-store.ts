@@ -11,7 +11,7 @@ import type { StoreKind } from '../schema-versions.js';
 import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
-import { openConnections, prepareFile, type OpenOptions } from './connection.js';
+import { openConnections, prepareFile, removeCreated, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
 import { sqliteReads } from './reads.js';
 import { WalSync } from './wal-sync.js';
@@ -31,6 +31,8 @@ export class SqliteStore implements Store {
   private readonly readDb: Database.Database;
   /** Opened for this process alone (a full disk at open): no other connection can open the file. */
   private readonly exclusive: boolean;
+  /** What opening the store created (the directory, the file), in the order it did. */
+  private readonly created: string[];
   readonly notice: string | undefined;
   private ready:
     | {
@@ -45,7 +47,7 @@ export class SqliteStore implements Store {
     readonly path: string,
     options: OpenOptions = { createDirectory: false },
   ) {
-    prepareFile(path, options);
+    this.created = prepareFile(path, options);
     const connections = openConnections(path);
     this.writeDb = connections.write;
     this.readDb = connections.read;
@@ -205,6 +207,17 @@ export class SqliteStore implements Store {
     this.ready = undefined;
     if (this.writeDb.open) this.writeDb.close();
     if (this.readDb.open) this.readDb.close();
+  }
+
+  async discardIfNew(): Promise<void> {
+    // Another process may have opened the new file meanwhile (a server started on it) and written
+    // to it: a store that holds something, or cannot be read, stays.
+    const held =
+      this.created.length > 0 && this.ready
+        ? await this.read((r) => r.countPlants() + r.countTokens() + r.listEndpoints(0).length).catch(() => -1)
+        : -1;
+    await this.close();
+    if (held === 0) removeCreated(this.path, this.created);
   }
 
   readonly kind: StoreKind = 'sqlite';

@@ -1,11 +1,13 @@
 // The store's files: created owner-only (they hold token hashes and maybe webhook secrets); only
-// the default ./data directory is created for you, so a mistyped path fails at once.
+// the default ./data directory is created for you, so a mistyped path fails at once; a refused
+// restore takes away the store it created.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openStore } from '../../../src/store/open-store.js';
+import { createToken } from '../../../src/use-cases/create-token.js';
 import { cli, runCli } from '../../support/cli.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -65,5 +67,53 @@ describe('the store files', () => {
       `plant-store: the store's directory ${missing} does not exist; create it first (only ./data is created for you)\n`,
     );
     assert.ok(!existsSync(join(dir, 'no')));
+  });
+
+  describe('a refused restore takes away the store it created, and nothing else', () => {
+    const bad = 'not a backup\n';
+    const refused = /^plant-store: restore refused, nothing was restored: line 1: not a plant-store backup/;
+
+    it('a new file in an existing directory goes, with its WAL and shared memory', async () => {
+      const home = mkdtempSync(join(dir, 'restore-'));
+      const r = await cli(['restore'], { DATABASE_URL: `sqlite:${join(home, 'store.db')}` }, bad);
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, refused);
+      assert.deepEqual(readdirSync(home), []);
+    });
+
+    it('so does the default ./data directory when it made it; one that was there stays', () => {
+      const home = mkdtempSync(join(dir, 'restore-'));
+      const r = runCli(['restore'], { DATABASE_URL: undefined }, bad, home);
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, refused);
+      assert.deepEqual(readdirSync(home), []);
+
+      mkdirSync(join(home, 'data'));
+      assert.equal(runCli(['restore'], { DATABASE_URL: undefined }, bad, home).status, 1);
+      assert.deepEqual(readdirSync(home), ['data']);
+      assert.deepEqual(readdirSync(join(home, 'data')), []);
+    });
+
+    it('a store file that was there before stays', async () => {
+      const path = join(mkdtempSync(join(dir, 'restore-')), 'store.db');
+      assert.equal((await cli(['migrate'], { DATABASE_URL: `sqlite:${path}` })).status, 0);
+      assert.equal((await cli(['restore'], { DATABASE_URL: `sqlite:${path}` }, bad)).status, 1);
+      assert.ok(existsSync(path));
+    });
+
+    it('a new store that another process wrote to meanwhile (a server started on it) stays', async () => {
+      const path = join(mkdtempSync(join(dir, 'restore-')), 'store.db');
+      const { store } = await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 });
+      const { store: other } = await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 });
+      await createToken(other, { name: 'server' });
+      await other.close();
+      await store.discardIfNew!();
+      const { store: again } = await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 });
+      try {
+        assert.equal(await again.countTokens(), 1);
+      } finally {
+        await again.close();
+      }
+    });
   });
 });

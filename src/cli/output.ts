@@ -10,15 +10,18 @@ export function printJson(io: CliIo, items: unknown[]): void {
   io.stdout.write(`${JSON.stringify(items)}\n`);
 }
 
-/** Streams whose whole content is what their command makes (a backup, an export), with its name. */
-const products = new WeakMap<object, string>();
+/**
+ * Streams whose whole content is what their command makes (a backup, an export, a secret shown
+ * once), with its name and what the operator can do about a copy cut short.
+ */
+const products = new WeakMap<object, { what: string; remedy: string | undefined }>();
 
 /**
  * Says that what a command writes to `stream` is its product (`the backup`): a reader that stops
  * early holds a truncated copy, so a closed pipe there fails the command.
  */
-export function outputIsTheProduct(stream: object, what: string): void {
-  products.set(stream, what);
+export function outputIsTheProduct(stream: object, what: string, remedy?: string): void {
+  products.set(stream, { what, remedy });
 }
 
 /**
@@ -32,8 +35,8 @@ export function quietOnClosedPipe(stream: NodeJS.WriteStream = process.stdout): 
     const product = products.get(stream);
     if (err.code === 'EPIPE' && product === undefined) process.exit();
     const problem =
-      err.code === 'EPIPE'
-        ? `the output was closed before ${product} was complete`
+      err.code === 'EPIPE' && product !== undefined
+        ? `the output was closed before ${product.what} was complete${product.remedy ? `; ${product.remedy}` : ''}`
         : `cannot write the output: ${err.message}`;
     process.stderr.write(`plant-store: ${problem}\n`);
     process.exit(1);

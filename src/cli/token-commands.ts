@@ -11,7 +11,7 @@ import {
 import { createToken } from '../use-cases/create-token.js';
 import { revokeToken } from '../use-cases/revoke-token.js';
 import type { CliIo } from './io.js';
-import { fail, printJson } from './output.js';
+import { fail, outputIsTheProduct, printJson } from './output.js';
 import { printTable } from './table.js';
 import { withServices } from './with-services.js';
 
@@ -46,6 +46,8 @@ export function tokenCommands(program: Command, io: CliIo): void {
       const created = await withServices(io, ({ store }) =>
         createToken(store, { name, scopes: opts.scope as Scope[] | undefined, expiresAt }),
       );
+      // Shown only this once: a reader gone before it has it has a token nobody holds.
+      outputIsTheProduct(io.stdout, 'the new token', `it was created: revoke it (token revoke ${created.record.id})`);
       io.stdout.write(`${created.token}\n`);
     });
 

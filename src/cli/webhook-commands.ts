@@ -4,7 +4,7 @@ import { EVENT_TYPES, type EventType } from '../domain/webhook.js';
 import { urlProblem } from '../events/address-guard.js';
 import { addWebhook, removeWebhook } from '../use-cases/webhooks.js';
 import type { CliIo } from './io.js';
-import { fail, printJson } from './output.js';
+import { fail, outputIsTheProduct, printJson } from './output.js';
 import { printTable } from './table.js';
 import { withServices } from './with-services.js';
 
@@ -43,6 +43,8 @@ export function webhookCommands(program: Command, io: CliIo): void {
         ...(await addWebhook(store, config, url, events)),
         sealed: config.webhookSecretKey !== undefined,
       }));
+      // The secret is shown only this once: without it no delivery can be verified.
+      outputIsTheProduct(io.stdout, 'the secret', `the endpoint was added: remove it (webhook remove ${endpoint.id})`);
       io.stdout.write(`${endpoint.id}\n${secret}\n`);
       io.stderr.write(`plant-store: the secret above is shown only this once; store it with the receiver\n`);
       if (!sealed) {

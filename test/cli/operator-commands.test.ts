@@ -202,6 +202,27 @@ for (const store of stores) {
           assert.equal(r.code, 1);
         });
       }
+      // A token or a webhook secret is shown only once: the command says what it made and how
+      // to take it back.
+      it('plant-store token create | (a reader that has gone): exit 1, the id to revoke', async () => {
+        const r = await withClosedStdout(['token', 'create', '--name', 'lost'], env);
+        const id = /revoke it \(token revoke (\S+)\)\n$/.exec(r.stderr)?.[1];
+        assert.match(r.stderr, /^plant-store: the output was closed before the new token was complete; it was created/);
+        assert.equal(r.code, 1);
+        const listed = JSON.parse((await cli(['token', 'list', '--json'], env)).stdout) as {
+          id: string;
+          name: string;
+        }[];
+        assert.equal(listed.find((t) => t.id === id)?.name, 'lost');
+      });
+      it('plant-store webhook add | (a reader that has gone): exit 1, the id to remove', async () => {
+        const r = await withClosedStdout(['webhook', 'add', 'http://127.0.0.1:9/lost'], env);
+        assert.match(
+          r.stderr,
+          /\nplant-store: the output was closed before the secret was complete; the endpoint was added: remove it \(webhook remove \S+\)\n$/,
+        );
+        assert.equal(r.code, 1);
+      });
     });
   });
 }

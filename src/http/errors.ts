@@ -133,7 +133,15 @@ export function hostProblem(req: IncomingMessage): string | undefined {
   if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
     return 'the Host header is required in an HTTP/1.1 request';
   }
-  if ((req.headersDistinct?.host?.length ?? 1) > 1) return 'the Host header is given more than once; send one';
+  // Counted in rawHeaders: req.headersDistinct would build an array for every header of every
+  // request (about 1.5% of the server's CPU under POST) to answer this one question.
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1) {
+      return 'the Host header is given more than once; send one';
+    }
+  }
   return undefined;
 }
 

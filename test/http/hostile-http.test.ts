@@ -299,7 +299,7 @@ describe('on a real socket (SQLite only: the store plays no part)', () => {
       });
 
       it('two Host fields: 400, Error shape (Node kept the first)', async () => {
-        for (const hosts of ['Host: a\r\nHost: b', 'Host: a\r\nHost: a']) {
+        for (const hosts of ['Host: a\r\nHost: b', 'Host: a\r\nHost: a', 'host: a\r\nHOST: b']) {
           const res = await exchange(`GET ${path} HTTP/1.1\r\n${hosts}\r\n\r\n`);
           assertErrorShape(res, 400, 'GET', path);
           assert.match(res.text, /Host header is given more than once/);

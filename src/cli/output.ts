@@ -11,17 +11,17 @@ export function printJson(io: CliIo, items: unknown[]): void {
 }
 
 /**
- * Streams whose whole content is what their command makes (a backup, an export, a secret shown
- * once), with its name and what the operator can do about a copy cut short.
+ * What a closed pipe means on a stream whose whole content is its command's product (a backup,
+ * an export, a secret shown once): the line that says so, and what the operator can do about it.
  */
-const products = new WeakMap<object, { what: string; remedy: string | undefined }>();
+const onClosedPipe = new WeakMap<object, string>();
 
 /**
  * Says that what a command writes to `stream` is its product (`the backup`): a reader that stops
  * early holds a truncated copy, so a closed pipe there fails the command.
  */
 export function outputIsTheProduct(stream: object, what: string, remedy?: string): void {
-  products.set(stream, { what, remedy });
+  onClosedPipe.set(stream, `the output was closed before ${what} was complete${remedy ? `; ${remedy}` : ''}`);
 }
 
 /**
@@ -32,13 +32,9 @@ export function outputIsTheProduct(stream: object, what: string, remedy?: string
  */
 export function quietOnClosedPipe(stream: NodeJS.WriteStream = process.stdout): void {
   stream.on('error', (err: NodeJS.ErrnoException) => {
-    const product = products.get(stream);
-    if (err.code === 'EPIPE' && product === undefined) process.exit();
-    const problem =
-      err.code === 'EPIPE' && product !== undefined
-        ? `the output was closed before ${product.what} was complete${product.remedy ? `; ${product.remedy}` : ''}`
-        : `cannot write the output: ${err.message}`;
-    process.stderr.write(`plant-store: ${problem}\n`);
+    const closed = err.code === 'EPIPE' ? onClosedPipe.get(stream) : undefined;
+    if (err.code === 'EPIPE' && closed === undefined) process.exit();
+    process.stderr.write(`plant-store: ${closed ?? `cannot write the output: ${err.message}`}\n`);
     process.exit(1);
   });
 }

@@ -102,11 +102,16 @@ function tracedServer(
 }
 
 describe('durability: the fsync comes before the 2xx', { skip }, () => {
+  // Every sync made 5 ms slower, as on a slow disk: the concurrent writes arrive while one runs
+  // and wait for the next, so whether they share it does not hang on how busy the machine is
+  // (with instant syncs, a client slowed down by other work sent them one sync apart).
   const { traceFile, server: traced } = tracedServer('strace', () => [
     '-s',
     '65536',
     '-e',
     'trace=openat,pwrite64,fdatasync,fsync,write,writev',
+    '-e',
+    'inject=fdatasync:delay_exit=5000',
   ]);
 
   it('writes the WAL, syncs it, then answers: a lone write and 50 concurrent ones', async () => {

@@ -17,6 +17,7 @@ import { listFiltered } from './plant-filters.js';
 import { postgresPlantTx } from './plant-tx.js';
 import { plantFromRow, SQL, tokenFromRow, type PlantRow, type Run, type TokenRow } from './rows.js';
 import { PostgresWebhooks } from './webhooks.js';
+import { withBegin } from './with-begin.js';
 
 /**
  * Most batches of plant writes under way at once, each on its own connection: the rest of the
@@ -83,12 +84,27 @@ export class PostgresStore implements Store {
     }
   }
 
-  private transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
+  /**
+   * `work` in one transaction on one connection. With `beginWithFirst`, BEGIN goes with the
+   * first statement, in one round trip (withBegin): the plant write batches, whose statements
+   * cast every parameter they bind.
+   */
+  private transaction<T>(work: (run: Run) => Promise<T>, beginWithFirst = false): Promise<T> {
     return this.withClient(async (client) => {
       const run = runOn(client);
-      await run({ text: 'BEGIN' });
-      const result = await work(run);
-      await run({ text: 'COMMIT' });
+      let open = !beginWithFirst;
+      if (open) await run({ text: 'BEGIN' });
+      const result = await work(async <R extends QueryResultRow>(query: QueryConfig) => {
+        if (open) return run<R>(query);
+        open = true;
+        try {
+          const results = (await client.query(withBegin(query))) as unknown as QueryResult<R>[];
+          return results.at(-1)!.rows;
+        } catch (err) {
+          throw storeError(err);
+        }
+      });
+      if (open) await run({ text: 'COMMIT' });
       return result;
     });
   }
@@ -107,7 +123,7 @@ export class PostgresStore implements Store {
 
   /** One transaction of plant writes, counted once committed. */
   private async commitWrites(writes: PlantWrite[]): Promise<WriteOutcome[]> {
-    const outcomes = await this.transaction((run) => applyWrites(writes, postgresPlantTx(run)));
+    const outcomes = await this.transaction((run) => applyWrites(writes, postgresPlantTx(run)), true);
     this.committed.commits++;
     this.committed.writes += writes.length;
     return outcomes;

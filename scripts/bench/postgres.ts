@@ -1,7 +1,8 @@
 // The write benchmark on PostgreSQL: POST /plants against pgbench's one-row INSERT transactions at
 // the same number of clients on the same database server, and PUT and DELETE against POST, in the
-// same rounds (A/B interleaved); then two instances on one database. Skipped, saying why, when
-// PostgreSQL cannot be reached.
+// same rounds (A/B interleaved); then two instances on one database. The bare node:http baseline
+// and GET /plants/{id} run in the same rounds: what the HTTP path alone allows, against pgbench.
+// Skipped, saying why, when PostgreSQL cannot be reached.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -9,9 +10,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { load, type LoadResult } from './load.js';
-import { startService, type Running } from './processes.js';
+import { startBaseline, startService, type Running } from './processes.js';
 import { fmt, median, table } from './report.js';
-import { row, writeLoads, type WriteBench } from './writes.js';
+import { row, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
 export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const run = promisify(execFile);
@@ -67,26 +68,26 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       `INSERT INTO ${schema}.plants (id, name, tag) SELECT g::bigint * 7919, 'plant ' || g, 'seeded' FROM generate_series(0, 299999) g`,
     );
     await admin.query(`VACUUM ANALYZE ${schema}.plants`);
-    const loads = writeLoads();
-    const spec = (method: 'POST' | 'PUT' | 'DELETE', seconds = b.seconds, connections = b.connections) => ({
-      method,
-      // A DELETE has no body: it says no Content-Type either.
-      headers: method === 'DELETE' ? { authorization: b.headers.authorization! } : b.headers,
-      next: loads[method],
-      seconds,
-      connections,
-    });
+    const spec = writeSpec(b, writeLoads());
+    instances.push(await startBaseline());
+    const baseline = instances[1]!;
     await load(service, spec('POST', 1));
+    await load(baseline, spec('POST', 1));
     await pgbench(b.dir, schema, b.connections, 1);
     const rows: (string | number)[][] = [];
-    const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
+    const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
+    const bare: number[] = [];
     const posts: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, spec('POST'));
       const ref = await pgbench(b.dir, schema, b.connections, b.seconds);
       const put = await load(service, spec('PUT'));
       const del = await load(service, spec('DELETE'));
+      const get = await load(service, spec('GET'));
+      const base = await load(baseline, spec('POST'));
       posts.push(post);
+      ratio.GET.push(get.rps / ref.tps);
+      bare.push(base.rps / ref.tps);
       ratio.POST.push(post.rps / ref.tps);
       ratio.PUT.push(put.rps / post.rps);
       ratio.DELETE.push(del.rps / post.rps);
@@ -95,9 +96,12 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
         [`${round} pgbench INSERT`, ref.tps, '-', '-', '-', '-', '-', `avg ${fmt(ref.ms)} ms`],
         row(`${round} PUT plant-store`, put),
         row(`${round} DELETE plant-store`, del),
+        row(`${round} GET by id plant-store`, get),
+        row(`${round} POST baseline`, base),
       );
     }
-    instances.push(await startService(env));
+    await baseline.stop();
+    instances.splice(1, 1, await startService(env));
     const half = Math.ceil(b.connections / 2);
     const both = await Promise.all(instances.map((i) => load(i, spec('POST', b.seconds, half))));
     rows.push([
@@ -114,7 +118,9 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     console.log(
       `\nPOST / pgbench (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 1.0)` +
         `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 20)` +
-        `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target >= 0.77)`,
+        `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target >= 0.77)` +
+        `\nGET by id / pgbench: ${fmt(median(ratio.GET))}x, bare node:http baseline / pgbench: ${fmt(median(bare))}x` +
+        `  (what the HTTP path alone allows)`,
     );
   } finally {
     await Promise.all(instances.map((i) => i.stop()));

@@ -1,6 +1,8 @@
 // The write benchmark on the embedded store: POST /plants against the bare node:http baseline,
 // and PUT and DELETE against POST, all in the same rounds (A/B interleaved), so drift of the
-// machine hits every figure alike.
+// machine hits every figure alike. GET /plants/{id} is measured beside them: a request that does
+// everything a write does on the HTTP side (auth, rate limit, validation, log line, metrics) and
+// stores nothing, so its ratio to the baseline is the most any write could reach.
 import { join } from 'node:path';
 import { load, type LoadResult } from './load.js';
 import { startBaseline, startService } from './processes.js';
@@ -19,20 +21,33 @@ export interface WriteBench {
 /** Plants seeded before the load, for PUT and DELETE to work on (DELETE uses each once). */
 const SEEDED = 300_000;
 
-/** The three write loads: new plants, renamed seeded plants, seeded plants deleted in turn. */
+/**
+ * The three write loads (new plants, renamed seeded plants, seeded plants deleted in turn) and
+ * the read beside them (a seeded plant by id).
+ */
 export function writeLoads() {
   let nextId = 10n ** 15n;
   let deleted = 0;
   let renamed = 0;
+  // A seeded plant not deleted yet: every PUT changes something, every GET finds one.
+  const live = () => seededId(deleted + Math.floor(Math.random() * (SEEDED - deleted)));
   return {
     POST: () => ({ path: '/plants', body: `{"id":${nextId++},"name":"Monstera","tag":"tropical"}` }),
-    PUT: () => {
-      // A seeded plant not deleted yet, renamed: every PUT changes something.
-      const i = deleted + Math.floor(Math.random() * (SEEDED - deleted));
-      return { path: `/plants/${seededId(i)}`, body: `{"name":"renamed ${renamed++}","tag":"tropical"}` };
-    },
+    PUT: () => ({ path: `/plants/${live()}`, body: `{"name":"renamed ${renamed++}","tag":"tropical"}` }),
     DELETE: () => ({ path: `/plants/${seededId(deleted++ % SEEDED)}` }),
+    GET: () => ({ path: `/plants/${live()}` }),
   };
+}
+
+/** Load of `method` on the write benchmark's paths; a request without a body says no Content-Type. */
+export function writeSpec(b: WriteBench, loads: ReturnType<typeof writeLoads>) {
+  return (method: 'POST' | 'PUT' | 'DELETE' | 'GET', seconds = b.seconds, connections = b.connections) => ({
+    method,
+    headers: method === 'DELETE' || method === 'GET' ? { authorization: b.headers.authorization! } : b.headers,
+    next: loads[method],
+    seconds,
+    connections,
+  });
 }
 
 export const row = (label: string, r: LoadResult) => [
@@ -54,19 +69,11 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
   await seedStore(path, SEEDED, b.token);
   const service = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: b.token });
   const baseline = await startBaseline();
-  const loads = writeLoads();
-  const spec = (method: 'POST' | 'PUT' | 'DELETE', seconds = b.seconds) => ({
-    method,
-    // A DELETE has no body: it says no Content-Type either.
-    headers: method === 'DELETE' ? { authorization: b.headers.authorization! } : b.headers,
-    next: loads[method],
-    seconds,
-    connections: b.connections,
-  });
+  const spec = writeSpec(b, writeLoads());
   await load(service, spec('POST', 1)); // warm-up: JIT, first pages of the store
   await load(baseline, spec('POST', 1));
   const rows: (string | number)[][] = [];
-  const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
+  const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
   const posts: LoadResult[] = [];
   const all: LoadResult[] = [];
   for (let round = 1; round <= b.rounds; round++) {
@@ -74,9 +81,11 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
     const base = await load(baseline, spec('POST'));
     const put = await load(service, spec('PUT'));
     const del = await load(service, spec('DELETE'));
+    const get = await load(service, spec('GET'));
     posts.push(post);
-    all.push(post, put, del);
+    all.push(post, put, del, get);
     ratio.POST.push(post.rps / base.rps);
+    ratio.GET.push(get.rps / base.rps);
     ratio.PUT.push(put.rps / post.rps);
     ratio.DELETE.push(del.rps / post.rps);
     rows.push(
@@ -84,6 +93,7 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
       row(`${round} POST baseline`, base),
       row(`${round} PUT plant-store`, put),
       row(`${round} DELETE plant-store`, del),
+      row(`${round} GET by id plant-store`, get),
     );
   }
   table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'], rows);
@@ -91,6 +101,7 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
     `\nPOST / baseline (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 0.6)` +
       `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 10)` +
       `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target: within 1.3x, i.e. >= 0.77)` +
+      `\nGET by id / baseline: ${fmt(median(ratio.GET))}x  (stores nothing: the most POST / baseline could reach)` +
       `\npeak RSS: ${fmt(Math.max(...all.map((r) => r.peakRssMb)))} MB  (target < 150)`,
   );
   await service.stop();

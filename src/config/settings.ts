@@ -174,7 +174,7 @@ export const SETTINGS = {
   }),
   maxWriteBacklog: given({
     env: 'MAX_WRITE_BACKLOG',
-    doc: 'store operations waiting (SQLite: for a commit; PostgreSQL: for a connection) past which requests get 503; `0` off',
+    doc: 'store operations waiting (SQLite: for a commit; PostgreSQL: for a connection or a batch) past which requests get 503; `0` off',
     default: 10_000,
     parse: p.integer(0, 1e9),
   }),

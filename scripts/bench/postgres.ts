@@ -1,7 +1,7 @@
 // The write benchmark on PostgreSQL: POST /plants against pgbench's one-row INSERT transactions at
 // the same number of clients on the same database server, and PUT and DELETE against POST, in the
 // same rounds (A/B interleaved); then two instances on one database. The bare node:http baseline
-// (HTTP with no database) and GET /plants/{id} (one statement a request) run in the same rounds.
+// (HTTP with no database) and GET /plants/{id} (batched like the writes) run in the same rounds.
 // Skipped, saying why, when PostgreSQL cannot be reached.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -120,7 +120,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
         `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 20)` +
         `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target >= 0.77)` +
         `\nbare node:http baseline / pgbench: ${fmt(median(bare))}x  (HTTP with no database at all)` +
-        `\nGET by id / pgbench: ${fmt(median(ratio.GET))}x  (one statement a read: reads are not batched)`,
+        `\nGET by id / pgbench: ${fmt(median(ratio.GET))}x  (reads by id are batched too)`,
     );
   } finally {
     await Promise.all(instances.map((i) => i.stop()));

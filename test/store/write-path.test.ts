@@ -185,6 +185,20 @@ for (const kind of stores) {
       }
     });
 
+    it('answers concurrent reads by id each with its own plant: found, missing, one id twice', async () => {
+      const plants = Array.from({ length: 20 }, (_, i) => ({ id: 5000n + BigInt(i), name: `r${i}`, tag: `t${i % 3}` }));
+      await Promise.all(plants.map((plant) => store.writePlant({ kind: 'create', plant })));
+      const ids = [...plants.map((p) => p.id), 5003n, 6000n, -5000n, 8_000_000_000_000_000_000n, 5000n];
+      const read = await Promise.all(ids.map((id) => store.getPlant(id)));
+      assert.deepEqual(read, [...plants, plants[3], undefined, undefined, undefined, plants[0]]);
+      // A read sent after a write was acknowledged sees it, whatever reads it came with.
+      const [, renamed] = await Promise.all([
+        store.getPlant(5001n),
+        store.writePlant({ kind: 'replace', plant: { id: 5001n, name: 'renamed' } }).then(() => store.getPlant(5001n)),
+      ]);
+      assert.deepEqual(renamed, { id: 5001n, name: 'renamed' });
+    });
+
     it('gives concurrent writes few commits, and fails a failing write alone', async () => {
       const before = store.writeStats!();
       const writes = Array.from({ length: 200 }, (_, i) =>

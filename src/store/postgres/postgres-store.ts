@@ -25,6 +25,12 @@ import { withBegin } from './with-begin.js';
  */
 const WRITE_CONNECTIONS = 2;
 
+/**
+ * Most statements of reads by id under way at once: concurrent reads of one plant each share one
+ * statement, as writes share a batch, instead of a round trip and a statement apiece.
+ */
+const READ_CONNECTIONS = 2;
+
 /** A deadlock or a serialization failure: the transaction may simply be run again. */
 function conflicted(err: unknown): boolean {
   const code = ((err instanceof StoreUnavailableError ? err.cause : err) as { code?: unknown } | undefined)?.code;
@@ -56,6 +62,7 @@ export class PostgresStore implements Store {
   private readonly run: Run;
   private readonly webhooks: PostgresWebhooks;
   private readonly writes: Batcher<PlantWrite, WriteOutcome>;
+  private readonly reads: Batcher<bigint, PlantRecord | undefined>;
 
   constructor(databaseUrl: string, poolSize: number) {
     const settings = postgresSettings(databaseUrl, poolSize);
@@ -64,6 +71,7 @@ export class PostgresStore implements Store {
     this.run = runOn(this.pool);
     this.webhooks = new PostgresWebhooks(this.run, (work) => this.transaction(work));
     this.writes = new Batcher((batch) => this.writeBatch(batch), Math.min(WRITE_CONNECTIONS, poolSize));
+    this.reads = new Batcher((ids) => this.readBatch(ids), Math.min(READ_CONNECTIONS, poolSize));
     // An idle connection that breaks (database restart, network cut) is dropped by the pool;
     // without a listener the 'error' event would end the process.
     this.pool.on('error', () => undefined);
@@ -109,9 +117,9 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** Operations waiting for a pooled connection or a write batch: how far this instance has fallen behind. */
+  /** Operations waiting for a pooled connection or a batch: how far this instance has fallen behind. */
   pendingWrites(): number {
-    return this.pool.waitingCount + this.writes.waiting;
+    return this.pool.waitingCount + this.writes.waiting + this.reads.waiting;
   }
 
   /** Write transactions committed, and the plant writes they carried. */
@@ -168,9 +176,18 @@ export class PostgresStore implements Store {
     return this.commitWrites(writes);
   }
 
-  async getPlant(id: bigint): Promise<PlantRecord | undefined> {
-    const [row] = await this.run<PlantRow>({ ...SQL.getPlant, values: [String(id)] });
-    return row && plantFromRow(row);
+  getPlant(id: bigint): Promise<PlantRecord | undefined> {
+    return this.reads.submit(id);
+  }
+
+  /**
+   * The plants of reads by id that came together, in one statement. It starts after each of them
+   * arrived, so each sees every write acknowledged before it.
+   */
+  private async readBatch(ids: bigint[]): Promise<PromiseSettledResult<PlantRecord | undefined>[]> {
+    const rows = await this.run<PlantRow>({ ...SQL.getPlants, values: [ids.map(String)] });
+    const found = new Map(rows.map((row) => [BigInt(row.id), plantFromRow(row)]));
+    return ids.map((id) => ({ status: 'fulfilled', value: found.get(id) }));
   }
 
   async listPlants(filter: PlantListQuery, limit: number): Promise<PlantRecord[]> {

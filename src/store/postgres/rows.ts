@@ -25,7 +25,7 @@ export type Run = <R extends QueryResultRow>(query: QueryConfig) => Promise<R[]>
 
 /** Named statements are parsed once per connection, then only bound and run: the hot paths. */
 export const SQL = {
-  getPlant: { name: 'plant-get', text: 'SELECT id, name, tag FROM plants WHERE id = $1' },
+  getPlants: { name: 'plants-get', text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
   listFirst: { name: 'plants-list-first', text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
   listAfter: { name: 'plants-list-after', text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },
   tokenByHash: { name: 'token-by-hash', text: 'SELECT * FROM tokens WHERE hash = $1' },

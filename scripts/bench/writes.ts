@@ -1,8 +1,9 @@
 // The write benchmark on the embedded store: POST /plants against the bare node:http baseline,
 // and PUT and DELETE against POST, all in the same rounds (A/B interleaved), so drift of the
-// machine hits every figure alike. GET /plants/{id} is measured beside them: a request that does
-// everything a write does on the HTTP side (auth, rate limit, validation, log line, metrics) and
-// stores nothing, so its ratio to the baseline is the most any write could reach.
+// machine hits every figure alike. GET /plants/{id} is measured after them, each round beside the
+// baseline again: a request that does everything a write does on the HTTP side (auth, rate limit,
+// validation, log line, metrics) and stores nothing, so its ratio to the baseline is about the
+// most a write's could be.
 import { join } from 'node:path';
 import { load, type LoadResult } from './load.js';
 import { startBaseline, startService } from './processes.js';

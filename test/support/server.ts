@@ -54,6 +54,10 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     DATABASE_URL: databaseUrl,
     PLANT_STORE_TOKEN: token,
     LOG_LEVEL: 'info',
+    // As in the in-process helper: a busy test machine (four test processes, Chromium starting, the
+    // VM paused for a moment) can hold any process's event loop past the bound, and requests of a
+    // test about something else then got 503 "overloaded". test/http/overload.test.ts tests it.
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     ...options.env,
   };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];

@@ -29,7 +29,8 @@ export type WriteOutcome =
 /** What the store must do for one write: the row change, and the event that announces it. */
 export type RowChange =
   | { kind: 'insert'; plant: PlantRecord }
-  | { kind: 'update'; plant: PlantRecord }
+  /** `before` is what it replaces: a store rewrites only the columns that differ. */
+  | { kind: 'update'; plant: PlantRecord; before: PlantRecord }
   | { kind: 'delete'; plant: PlantRecord };
 
 export interface WriteDecision {
@@ -71,7 +72,7 @@ function satisfied(condition: Precondition | undefined, current: PlantRecord | u
 
 function change(current: PlantRecord, next: PlantRecord): WriteDecision {
   if (samePlant(current, next)) return { outcome: { kind: 'unchanged', plant: current }, change: undefined };
-  return { outcome: { kind: 'updated', plant: next }, change: { kind: 'update', plant: next } };
+  return { outcome: { kind: 'updated', plant: next }, change: { kind: 'update', plant: next, before: current } };
 }
 
 /** Decides one write against the plant stored under its id now (undefined: none). */

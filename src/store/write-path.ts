@@ -2,14 +2,7 @@
 // decides with the domain's rules, applies the row changes and writes their outbox events,
 // all inside the caller's transaction.
 import type { PlantRecord } from '../domain/plant.js';
-import {
-  decideWrite,
-  eventOf,
-  writeId,
-  type PlantWrite,
-  type RowChange,
-  type WriteOutcome,
-} from '../domain/plant-write.js';
+import { decideWrite, eventOf, writeId, type PlantWrite, type WriteOutcome } from '../domain/plant-write.js';
 import { newEvent, type EventType, type NewEvent } from '../domain/webhook.js';
 
 /** What a write touches: the plants stored under its ids, and the events someone subscribes to. */
@@ -25,7 +18,8 @@ export interface PlantTx {
   read(ids: bigint[]): Promise<Current>;
   /** Inserts these plants where their id is free; resolves to the ids it inserted. */
   insert(plants: PlantRecord[]): Promise<Set<bigint>>;
-  update(plants: PlantRecord[]): Promise<void>;
+  /** Replaces these plants, each stored now as its `before`. */
+  update(updates: { plant: PlantRecord; before: PlantRecord }[]): Promise<void>;
   delete(ids: bigint[]): Promise<void>;
   /** Writes the outbox rows of these events (for the subscribers that want them). */
   emit(events: NewEvent[]): Promise<void>;
@@ -66,9 +60,10 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
       const lost = new Set(inserts.filter((d) => !inserted.has(d.change!.plant.id)).map((d) => d.i));
       const done = decided.filter((d) => !lost.has(d.i));
       const changes = done.flatMap((d) => (d.change ? [d.change] : []));
-      const of = (kind: RowChange['kind']) => changes.filter((c) => c.kind === kind).map((c) => c.plant);
-      if (of('update').length) await tx.update(of('update'));
-      if (of('delete').length) await tx.delete(of('delete').map((p) => p.id));
+      const updates = changes.flatMap((c) => (c.kind === 'update' ? [c] : []));
+      const deletes = changes.flatMap((c) => (c.kind === 'delete' ? [c.plant.id] : []));
+      if (updates.length) await tx.update(updates);
+      if (deletes.length) await tx.delete(deletes);
       const announced = changes.filter((c) => current.subscribed.has(eventOf(c)));
       if (announced.length) await tx.emit(announced.map((c) => newEvent(eventOf(c), c.plant, now)));
       for (const d of done) outcomes[d.i] = d.outcome;

@@ -57,8 +57,10 @@ export function postgresPlantTx(run: Run): PlantTx {
       const rows = await run<{ id: string }>({ ...SQL.insert, values: columns(sorted) });
       return new Set(rows.map((r) => BigInt(r.id)));
     },
-    async update(plants) {
-      await run({ ...SQL.update, values: columns(plants) });
+    async update(updates) {
+      // One statement for every update: PostgreSQL compares the values itself, so a rename that
+      // keeps the tag adds no index entry (a HOT update), and plant_words follows names that changed.
+      await run({ ...SQL.update, values: columns(updates.map((u) => u.plant)) });
     },
     async delete(ids) {
       await run({ ...SQL.delete, values: [ids.map(String)] });

@@ -1,0 +1,73 @@
+// What a write costs SQLite beyond its rows, seen from outside the code. A replace rewrites only
+// the columns that changed: the WAL shows which b-trees' pages a commit wrote, so a rename that
+// keeps the tag must leave the tag index alone.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { openStore } from '../../../src/store/open-store.js';
+import type { Store } from '../../../src/store/store.js';
+
+/** The b-trees (tables, indexes, plants_fts' shadow tables) whose pages the WAL holds now. */
+function btreesInWal(db: Database.Database, path: string): Set<string> {
+  const wal = readFileSync(`${path}-wal`);
+  const pageSize = wal.readUInt32BE(8);
+  const pages = new Set<number>();
+  for (let at = 32; at + 24 <= wal.length; at += 24 + pageSize) pages.add(wal.readUInt32BE(at));
+  const owner = new Map(
+    db
+      .prepare<[], { name: string; pageno: number }>('SELECT name, pageno FROM dbstat')
+      .all()
+      .map((r) => [r.pageno, r.name]),
+  );
+  return new Set([...pages].map((p) => owner.get(p) ?? `page ${p}`));
+}
+
+describe('what a replace writes [sqlite]', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-write-cost-'));
+  const path = join(dir, 'plants.db');
+  let store: Store;
+  let look: Database.Database;
+  before(async () => {
+    store = (await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 })).store;
+    for (let i = 1n; i <= 3n; i++)
+      await store.writePlant({ kind: 'create', plant: { id: i, name: `plant ${i}`, tag: 'shade' } });
+    look = new Database(path);
+  });
+  after(async () => {
+    look.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The b-trees whose pages the commit of this one replace wrote. */
+  async function written(id: bigint, name: string, tag: string): Promise<Set<string>> {
+    look.pragma('wal_checkpoint(TRUNCATE)');
+    const outcome = await store.writePlant({ kind: 'replace', plant: { id, name, tag } });
+    assert.equal(outcome.kind, 'updated');
+    return btreesInWal(look, path);
+  }
+
+  it('a rename that keeps the tag leaves the tag index alone; each is found as it now is', async () => {
+    const both = await written(1n, 'renamed one', 'sun');
+    assert.ok(both.has('plants') && both.has('plants_tag') && both.has('plants_fts_data'), [...both].join(', '));
+
+    const renamed = await written(2n, 'renamed two', 'shade');
+    assert.ok(renamed.has('plants') && renamed.has('plants_fts_data'), [...renamed].join(', '));
+    assert.ok(!renamed.has('plants_tag'), `a rename wrote the tag index: ${[...renamed].join(', ')}`);
+
+    // (FTS5 itself writes nothing for a name that stays the same.)
+    const retagged = await written(3n, 'plant 3', 'sun');
+    assert.ok(retagged.has('plants') && retagged.has('plants_tag'), [...retagged].join(', '));
+
+    // And each is found as it now is, by its words and by its tag.
+    const ids = async (query: Parameters<Store['listPlants']>[0]) =>
+      (await store.listPlants(query, 10)).map((p) => p.id);
+    assert.deepEqual(await ids({ search: 'renamed' }), [1n, 2n]);
+    assert.deepEqual(await ids({ search: 'plant' }), [3n]);
+    assert.deepEqual(await ids({ tags: ['sun'] }), [1n, 3n]);
+    assert.deepEqual(await ids({ tags: ['shade'] }), [2n]);
+  });
+});

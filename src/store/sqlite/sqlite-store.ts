@@ -129,6 +129,7 @@ export class SqliteStore implements Store {
   /** Plant writes queued together are applied together (one read and one insert each, no savepoint each). */
   private readonly plantWrites: JobKind<PlantWrite, WriteOutcome> = {
     many: (writes) => applyWrites(writes, this.s.writes.plants),
+    small: true,
   };
 
   writePlant(write: PlantWrite): Promise<WriteOutcome> {

@@ -23,7 +23,20 @@ export function sqliteError(err: unknown): unknown {
 /** Jobs that can run together: `many` applies its items in order and answers one result each. */
 export interface JobKind<I, O> {
   many(items: I[]): O[] | Promise<O[]>;
+  /** Each item changes a few rows (a plant write): see `SMALL_BATCH`. */
+  small?: true;
 }
+
+/**
+ * A transaction of at most this many small jobs keeps its savepoint journal in memory. The
+ * journal holds the first image of every page a savepoint changes, for a rollback to it. Past
+ * 64 KiB SQLite spills it to a temporary file, opened, written a page at a time and closed
+ * again in every commit of a busy store: that was 10-20% of the time of a POST or a rename
+ * (docs/performance.md). In memory it holds at most about this many writes' pages (a few MB).
+ * Anything else (an import, a restore, whose CREATE INDEX sorts every plant) keeps the file:
+ * `temp_store` puts SQLite's sorts in memory too.
+ */
+const SMALL_BATCH = 512;
 
 interface Job {
   kind: JobKind<unknown, unknown>;
@@ -56,6 +69,7 @@ export class SqliteWriter {
   private scheduled = false;
   private waitingForSync = 0;
   private closing = false;
+  private journalInMemory = false;
   /** Jobs that have been made durable. */
   writes = 0;
   /** Why the last commit failed, when the storage failed it and none has succeeded since. */
@@ -115,6 +129,7 @@ export class SqliteWriter {
     this.waitingForSync += batch.length;
     let settled: Settled[] | undefined;
     try {
+      this.keepJournalInMemory(batch.length <= SMALL_BATCH && batch.every((job) => job.kind.small));
       await this.begin();
       settled = [];
       for (let i = 0; i < batch.length;) {
@@ -182,6 +197,14 @@ export class SqliteWriter {
     const error = sqliteError(err);
     if (STORAGE.test(String((err as { code?: unknown }).code))) this.storageFailure = error as StoreUnavailableError;
     return error;
+  }
+
+  private keepJournalInMemory(inMemory: boolean): void {
+    if (inMemory === this.journalInMemory) return;
+    // SQLite applies this pragma as it compiles it (a prepared one would do nothing when run),
+    // and reads it as the next transaction begins.
+    this.db.exec(`PRAGMA temp_store = ${inMemory ? 'MEMORY' : 'DEFAULT'}`);
+    this.journalInMemory = inMemory;
   }
 
   /** BEGIN IMMEDIATE; while another process holds the write lock, tries again on a timer. */

@@ -1,13 +1,16 @@
 // What a write costs SQLite beyond its rows, seen from outside the code. A replace rewrites only
 // the columns that changed: the WAL shows which b-trees' pages a commit wrote, so a rename that
-// keeps the tag must leave the tag index alone.
+// keeps the tag must leave the tag index alone. And a batch of plant writes keeps its
+// savepoint journal in memory, where an import's or any other job's spills to a temporary file.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { openStore } from '../../../src/store/open-store.js';
+import { SqliteWriter, type JobKind } from '../../../src/store/sqlite/writer.js';
+import { WalSync } from '../../../src/store/sqlite/wal-sync.js';
 import type { Store } from '../../../src/store/store.js';
 
 /** The b-trees (tables, indexes, plants_fts' shadow tables) whose pages the WAL holds now. */
@@ -69,5 +72,67 @@ describe('what a replace writes [sqlite]', () => {
     assert.deepEqual(await ids({ search: 'plant' }), [3n]);
     assert.deepEqual(await ids({ tags: ['sun'] }), [1n, 3n]);
     assert.deepEqual(await ids({ tags: ['shade'] }), [2n]);
+  });
+});
+
+/** A temporary file SQLite opened and unlinked: a spilled savepoint journal, while it is open. */
+function openTemporaryFiles(): string[] {
+  return readdirSync('/proc/self/fd')
+    .map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    })
+    .filter((target) => target.endsWith(' (deleted)') && !target.includes('plants.db'));
+}
+
+describe('where a batch keeps its savepoint journal [sqlite]', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-journal-'));
+  const path = join(dir, 'plants.db');
+  let db: Database.Database;
+  let sync: WalSync;
+  let writer: SqliteWriter;
+  before(() => {
+    db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    // Rows over about 200 pages: rewriting them all spills any journal kept in a file (past 64 KiB).
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    db.transaction(() => {
+      for (let i = 0; i < 2000; i++) insert.run(i, 'x'.repeat(300));
+    })();
+    sync = new WalSync(`${path}-wal`);
+    writer = new SqliteWriter(db, sync);
+  });
+  after(async () => {
+    await writer.close();
+    sync.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Jobs that rewrite every row, inside their savepoint, and say what temporary files are open then. */
+  const rewrite = (small: boolean): JobKind<number, string[]> => ({
+    many(items) {
+      db.prepare("UPDATE t SET v = v || 'y'").run();
+      return items.map(() => openTemporaryFiles());
+    },
+    ...(small ? { small: true as const } : {}),
+  });
+
+  it('in memory for a batch of small jobs, in a temporary file for others and for a very large batch', async () => {
+    const [small] = await Promise.all([writer.add(rewrite(true), 1)]);
+    assert.deepEqual(small, [], 'a batch of small jobs spilled its journal to a file');
+
+    const other = await writer.add(rewrite(false), 1);
+    assert.equal(other.length, 1, `a job of another kind kept its journal in memory: ${other.join(', ')}`);
+
+    const large = await Promise.all(Array.from({ length: 513 }, (_, i) => writer.add(rewrite(true), i)));
+    assert.equal(large[0]!.length, 1, 'a batch of 513 small jobs kept its journal in memory');
+
+    const [again] = await Promise.all([writer.add(rewrite(true), 1)]);
+    assert.deepEqual(again, [], 'the journal went back to memory for a small batch');
   });
 });

@@ -4,7 +4,7 @@ import type { RestoreTarget, StoreSnapshot } from '../store.js';
 import { storeError } from './errors.js';
 import { postgresFilterUpkeep } from './migrations.js';
 import { postgresPlantTx } from './plant-tx.js';
-import { plantFromRow, tokenFromRow, type PlantRow, type Run, type TokenRow } from './rows.js';
+import { oneByOne, plantFromRow, tokenFromRow, type PlantRow, type Run, type TokenRow } from './rows.js';
 
 /**
  * A restore's statements get this long (a lock held by a busy instance, a large batch); the
@@ -145,7 +145,7 @@ export async function postgresRestore<T>(client: PoolClient, work: (target: Rest
     // disabled no other instance can insert a plant: their writes wait for the commit.
     const insertTrigger = postgresFilterUpkeep.insertTrigger;
     await run({ text: `ALTER TABLE plants DISABLE TRIGGER ${insertTrigger}` });
-    const plants = postgresPlantTx(run);
+    const plants = postgresPlantTx(oneByOne(run));
     const target: RestoreTarget = {
       async counts() {
         const [c] = await run<{ plants: string; tokens: string; endpoints: string }>({

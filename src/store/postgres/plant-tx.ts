@@ -1,7 +1,7 @@
 import type { PlantRecord } from '../../domain/plant.js';
 import type { EventType } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
-import { plantFromRow, type PlantRow, type Run } from './rows.js';
+import { plantFromRow, type PlantRow, type Statements } from './rows.js';
 import { emitEvents } from './webhooks.js';
 
 /** Statements of the write path, named: parsed once per connection, then only bound and run. */
@@ -26,6 +26,12 @@ const SQL = {
   delete: { name: 'plants-delete', text: 'DELETE FROM plants WHERE id = ANY($1::bigint[])' },
 } as const;
 
+/**
+ * In id order, so two instances inserting overlapping ids wait for each other in one order and
+ * cannot deadlock.
+ */
+const byId = (plants: PlantRecord[]) => [...plants].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
 const columns = (plants: PlantRecord[]) => [
   plants.map((p) => String(p.id)),
   plants.map((p) => p.name),
@@ -36,35 +42,37 @@ const columns = (plants: PlantRecord[]) => [
  * The write path's view of PostgreSQL, inside one transaction: each step is one statement for
  * every write of the batch. Rows read are locked (FOR UPDATE) until the commit, so a change
  * decided on them cannot be overtaken by another instance; an id that does not exist yet cannot
- * be locked, and an insert that finds it taken is decided again by the write path.
+ * be locked, and an insert that finds it taken is decided again by the write path. The read and
+ * the creations' insert go together, in one round trip where `together` can.
  */
-export function postgresPlantTx(run: Run): PlantTx {
+export function postgresPlantTx({ run, together, later }: Statements): PlantTx {
   return {
-    async read(ids) {
-      const rows = await run<PlantRow & { events: EventType[] | null }>({ ...SQL.lock, values: [ids.map(String)] });
+    async read(ids, creations) {
+      const lock = { ...SQL.lock, values: [ids.map(String)] };
+      const [locked, added = []] = creations.length
+        ? await together([lock, { ...SQL.insert, values: columns(byId(creations)) }])
+        : [await run(lock)];
       const plants = new Map<bigint, PlantRecord>();
       const subscribed = new Set<EventType>();
-      for (const r of rows) {
+      for (const r of locked as (PlantRow & { events: EventType[] | null })[]) {
         if (r.events) for (const e of r.events) subscribed.add(e);
         else plants.set(BigInt(r.id), plantFromRow(r));
       }
-      return { plants, subscribed };
+      return { plants, subscribed, inserted: new Set(added.map((r) => BigInt(r.id as string))) };
     },
     async insert(plants) {
-      // In id order, so two instances inserting overlapping ids wait for each other in one
-      // order and cannot deadlock.
-      const sorted = [...plants].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const rows = await run<{ id: string }>({ ...SQL.insert, values: columns(sorted) });
+      const rows = await run<{ id: string }>({ ...SQL.insert, values: columns(byId(plants)) });
       return new Set(rows.map((r) => BigInt(r.id)));
     },
+    // Nothing is read back from the rest: PostgreSQL may get them with the COMMIT.
     async update(updates) {
       // One statement for every update: PostgreSQL compares the values itself, so a rename that
       // keeps the tag adds no index entry (a HOT update), and plant_words follows names that changed.
-      await run({ ...SQL.update, values: columns(updates.map((u) => u.plant)) });
+      await later({ ...SQL.update, values: columns(updates.map((u) => u.plant)) });
     },
     async delete(ids) {
-      await run({ ...SQL.delete, values: [ids.map(String)] });
+      await later({ ...SQL.delete, values: [ids.map(String)] });
     },
-    emit: (events) => emitEvents(run, events),
+    emit: (events) => emitEvents(later, events),
   };
 }

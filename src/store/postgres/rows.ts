@@ -23,6 +23,28 @@ export interface TokenRow {
 /** Runs one statement and resolves to its rows; outages reject with StoreUnavailableError. */
 export type Run = <R extends QueryResultRow>(query: QueryConfig) => Promise<R[]>;
 
+/** How the statements of a transaction reach PostgreSQL. */
+export interface Statements {
+  run: Run;
+  /** These statements in order, in one round trip where the transaction can; the rows of each. */
+  together(queries: QueryConfig[]): Promise<QueryResultRow[][]>;
+  /** A statement whose result no one reads: it may be held, to go with the next ones or the COMMIT. */
+  later(query: QueryConfig): Promise<void>;
+}
+
+/** Each statement in a round trip of its own, as it comes. */
+export function oneByOne(run: Run): Statements {
+  return {
+    run,
+    async together(queries) {
+      const rows: QueryResultRow[][] = [];
+      for (const query of queries) rows.push(await run(query));
+      return rows;
+    },
+    later: async (query) => void (await run(query)),
+  };
+}
+
 /** Named statements are parsed once per connection, then only bound and run: the hot paths. */
 export const SQL = {
   getPlants: { name: 'plants-get', text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },

@@ -1,3 +1,4 @@
+import type { QueryConfig } from 'pg';
 import type {
   AttemptResult,
   DueDelivery,
@@ -12,7 +13,7 @@ import type { Run } from './rows.js';
  * Writes the events of a change in the caller's transaction (the outbox): one statement inserts
  * the events that some enabled endpoint subscribes to, and one delivery per such endpoint.
  */
-export async function emitEvents(run: Run, events: NewEvent[]): Promise<void> {
+export async function emitEvents(run: (query: QueryConfig) => Promise<unknown>, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   await run({
     name: 'events-emit',

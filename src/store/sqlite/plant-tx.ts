@@ -22,21 +22,22 @@ export function sqlitePlantTx(db: Database.Database, emit: (event: NewEvent) => 
     rename: db.prepare<[string, bigint]>('UPDATE plants SET name = ? WHERE id = ?'),
     delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
   };
+  const insert = (plants: PlantRecord[]) => {
+    const inserted = new Set<bigint>();
+    for (const p of plants) if (s.insert.run(p.id, p.name, p.tag ?? null).changes === 1) inserted.add(p.id);
+    return inserted;
+  };
   return {
-    async read(ids) {
+    async read(ids, creations) {
       const plants = new Map<bigint, PlantRecord>();
       for (const id of ids) {
         const row = s.get.get(id);
         if (row) plants.set(id, plantFromRow(row));
       }
       const subscribed = new Set(s.subscribed.all().flatMap((e) => e.events.split(' ') as EventType[]));
-      return { plants, subscribed };
+      return { plants, subscribed, inserted: insert(creations) };
     },
-    async insert(plants) {
-      const inserted = new Set<bigint>();
-      for (const p of plants) if (s.insert.run(p.id, p.name, p.tag ?? null).changes === 1) inserted.add(p.id);
-      return inserted;
-    },
+    insert: async (plants) => insert(plants),
     async update(updates) {
       for (const { plant: p, before } of updates) {
         if (p.tag === before.tag) s.rename.run(p.name, p.id);

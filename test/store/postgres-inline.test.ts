@@ -1,10 +1,10 @@
-// A write batch's first statement travels with its BEGIN as one simple-protocol query, its
-// parameters written as literals (src/store/postgres/with-begin.ts). Whatever a name or tag holds,
-// PostgreSQL must read back exactly the values it reads when they are bound.
+// A write batch's statements travel several to a simple-protocol query, with its BEGIN or its
+// COMMIT, their parameters written as literals (src/store/postgres/inline.ts). Whatever a name or
+// tag holds, PostgreSQL must read back exactly the values it reads when they are bound.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { withBegin } from '../../src/store/postgres/with-begin.js';
+import { inline } from '../../src/store/postgres/inline.js';
 import { POSTGRES_URL, suiteOptions } from '../support/stores.js';
 
 const STATEMENT = `SELECT $1::bigint[] AS ids, $2::text[] AS names, $3::text AS one, $4::bigint AS n,
@@ -38,16 +38,16 @@ const values = (one: string) => [
   'tenth',
 ];
 
-describe('a statement sent with its BEGIN', () => {
+describe('a statement with its parameters inlined', () => {
   it('writes each parameter once, $10 apart from $1, and refuses values it cannot write', () => {
-    const text = withBegin({ text: 'SELECT $1::bigint[], $10::text, $1::bigint[]', values: values('x') });
+    const text = inline({ text: 'SELECT $1::bigint[], $10::text, $1::bigint[]', values: values('x') });
     assert.equal(
       text,
-      `BEGIN; SELECT '{"1","-9223372036854775808","9223372036854775807"}'::bigint[], 'tenth'::text, '{"1","-9223372036854775808","9223372036854775807"}'::bigint[]`,
+      `SELECT '{"1","-9223372036854775808","9223372036854775807"}'::bigint[], 'tenth'::text, '{"1","-9223372036854775808","9223372036854775807"}'::bigint[]`,
     );
-    assert.throws(() => withBegin({ text: 'SELECT $2::text', values: ['only one'] }), RangeError);
-    assert.throws(() => withBegin({ text: 'SELECT $1::timestamptz', values: [new Date()] }), TypeError);
-    assert.throws(() => withBegin({ text: 'SELECT $1::float8', values: [Number.NaN] }), TypeError);
+    assert.throws(() => inline({ text: 'SELECT $2::text', values: ['only one'] }), RangeError);
+    assert.throws(() => inline({ text: 'SELECT $1::timestamptz', values: [new Date()] }), TypeError);
+    assert.throws(() => inline({ text: 'SELECT $1::float8', values: [Number.NaN] }), TypeError);
   });
 
   describe('on PostgreSQL [postgres]', suiteOptions('postgres'), () => {
@@ -59,7 +59,7 @@ describe('a statement sent with its BEGIN', () => {
       it(`reads back what binding reads: ${JSON.stringify(one)}`, async () => {
         const bound = await client.query({ text: STATEMENT, values: values(one) });
         const results = (await client.query(
-          withBegin({ text: STATEMENT, values: values(one) }),
+          `BEGIN; ${inline({ text: STATEMENT, values: values(one) })}`,
         )) as unknown as pg.QueryResult[];
         await client.query('ROLLBACK');
         assert.equal(results.length, 2);

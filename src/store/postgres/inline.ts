@@ -1,6 +1,6 @@
 import { escapeLiteral, type QueryConfig } from 'pg';
 
-/** A value a statement sent with its BEGIN may carry: what the write batch's statements bind. */
+/** A value an inlined statement may carry: what the write batch's statements bind. */
 type Literal = string | number | bigint | null | readonly (string | null)[];
 
 /** One element of an array literal, as pg writes it for a bound array: quoted, `\` and `"` escaped. */
@@ -14,23 +14,20 @@ function literal(value: unknown): string {
   if (Array.isArray(v) && v.every((e) => e === null || typeof e === 'string')) {
     return escapeLiteral(`{${v.map(element).join(',')}}`);
   }
-  throw new TypeError(`a statement sent with BEGIN cannot carry ${typeof value} values`);
+  throw new TypeError(`an inlined statement cannot carry ${typeof value} values`);
 }
 
 /**
- * `BEGIN` and a transaction's first statement as one simple-protocol query, so they cost one
- * round trip instead of two. Under write load each round trip of a batch waits its turn on a busy
- * event loop: with the batch's four (BEGIN, lock, insert, COMMIT) cut to three, POST ran 1.1-1.65x
- * faster in nine interleaved pairs. The parameters are written as quoted literals; the
- * statement's own casts (`$1::bigint[]`) type them as they type bound parameters, so the
- * statement must cast each one, and its text must hold no `$n` other than its parameters.
+ * A statement with its parameters written in as quoted literals, for a simple-protocol query
+ * that carries several statements in one round trip (a write batch's, in postgres-store.ts).
+ * The statement's own casts (`$1::bigint[]`) type the literals as they type bound parameters,
+ * so the statement must cast each one, and its text must hold no `$n` other than its parameters.
  */
-export function withBegin(query: QueryConfig): string {
+export function inline(query: QueryConfig): string {
   const values = query.values ?? [];
-  const text = query.text.replace(/\$(\d+)/g, (_, n: string) => {
+  return query.text.replace(/\$(\d+)/g, (_, n: string) => {
     const i = Number(n) - 1;
     if (i >= values.length) throw new RangeError(`the statement has no value for $${n}`);
     return literal(values[i]);
   });
-  return `BEGIN; ${text}`;
 }

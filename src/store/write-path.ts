@@ -1,6 +1,7 @@
-// The one write path of plants, called by both stores: it reads what each write touches,
-// decides with the domain's rules, applies the row changes and writes their outbox events,
-// all inside the caller's transaction.
+// The one write path of plants, called by both stores: it reads what each write touches (and
+// inserts the creations whose id is free, in the same step), decides with the domain's rules,
+// applies the other row changes and writes their outbox events, all inside the caller's
+// transaction.
 import type { PlantRecord } from '../domain/plant.js';
 import { decideWrite, eventOf, writeId, type PlantWrite, type WriteOutcome } from '../domain/plant-write.js';
 import { newEvent, type EventType, type NewEvent } from '../domain/webhook.js';

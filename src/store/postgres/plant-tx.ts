@@ -4,7 +4,10 @@ import type { PlantTx } from '../write-path.js';
 import { plantFromRow, type PlantRow, type Statements } from './rows.js';
 import { emitEvents } from './webhooks.js';
 
-/** Statements of the write path, named: parsed once per connection, then only bound and run. */
+/**
+ * Statements of the write path. A write batch writes their parameters in (inline.ts); run one by
+ * one (a restore's inserts), they are named: parsed once per connection, then only bound and run.
+ */
 const SQL = {
   // One round trip: the plants, locked, and the event types enabled endpoints want.
   lock: {

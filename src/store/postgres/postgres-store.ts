@@ -110,8 +110,9 @@ export class PostgresStore implements Store {
    * are held for the next round trip, the last one with the COMMIT. A batch of creations is two
    * round trips (BEGIN, lock and insert; COMMIT), a batch of replaces or deletes two (BEGIN and
    * lock; the change and COMMIT). Under write load each round trip of a batch waits its turn on
-   * a busy event loop: with BEGIN sent with the lock, the batch's four cut to three, POST ran
-   * 1.1-1.65x faster in nine interleaved pairs (docs/performance.md).
+   * a busy event loop: with BEGIN sent with the lock, POST ran 1.1-1.65x faster in nine
+   * interleaved pairs, and with the insert sent with the lock and the rest with the COMMIT,
+   * faster in six of seven more (docs/performance.md).
    */
   private batchTransaction<T>(work: (statements: Statements) => Promise<T>): Promise<T> {
     return this.withClient(async (client) => {

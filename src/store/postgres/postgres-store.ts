@@ -21,9 +21,13 @@ import { inline } from './inline.js';
 
 /**
  * Most batches of plant writes under way at once, each on its own connection: the rest of the
- * pool stays free for reads, token look-ups and the dispatcher.
+ * pool stays free for reads, token look-ups and the dispatcher. One: since a batch takes two
+ * round trips, one connection keeps up, and the writes that arrive meanwhile make the next batch
+ * larger, which costs PostgreSQL less per write (about 50-65 against 80-120 us of its CPU per
+ * POST; POST faster in 8 of 10 interleaved pairs, docs/performance.md). At four round trips a
+ * batch, one ran no faster than two, and four or eight ran slower.
  */
-const WRITE_CONNECTIONS = 2;
+const WRITE_CONNECTIONS = 1;
 
 /**
  * Most statements of reads by id under way at once: concurrent reads of one plant each share one

@@ -48,13 +48,12 @@ const columns = (plants: PlantRecord[]) => [
  * be locked, and an insert that finds it taken is decided again by the write path. The read and
  * the creations' insert go together, in one round trip where `together` can.
  */
-export function postgresPlantTx({ run, together, later }: Statements): PlantTx {
+export function postgresPlantTx({ together, later }: Statements): PlantTx {
   return {
     async read(ids, creations) {
       const lock = { ...SQL.lock, values: [ids.map(String)] };
-      const [locked, added = []] = creations.length
-        ? await together([lock, { ...SQL.insert, values: columns(byId(creations)) }])
-        : [await run(lock)];
+      const insert = { ...SQL.insert, values: columns(byId(creations)) };
+      const [locked = [], added = []] = await together(creations.length ? [lock, insert] : [lock]);
       const plants = new Map<bigint, PlantRecord>();
       const subscribed = new Set<EventType>();
       for (const r of locked as (PlantRow & { events: EventType[] | null })[]) {
@@ -64,8 +63,8 @@ export function postgresPlantTx({ run, together, later }: Statements): PlantTx {
       return { plants, subscribed, inserted: new Set(added.map((r) => BigInt(r.id as string))) };
     },
     async insert(plants) {
-      const rows = await run<{ id: string }>({ ...SQL.insert, values: columns(byId(plants)) });
-      return new Set(rows.map((r) => BigInt(r.id)));
+      const [rows = []] = await together([{ ...SQL.insert, values: columns(byId(plants)) }]);
+      return new Set(rows.map((r) => BigInt(r.id as string)));
     },
     // Nothing is read back from the rest: PostgreSQL may get them with the COMMIT.
     async update(updates) {

@@ -128,11 +128,7 @@ export class PostgresStore implements Store {
         const results = (await client.query(texts.join(';\n'))) as unknown as QueryResult | QueryResult[];
         return (Array.isArray(results) ? results : [results]).slice(texts.length - queries.length).map((r) => r.rows);
       };
-      const result = await work({
-        run: async <R extends QueryResultRow>(query: QueryConfig) => (await send([query]))[0] as R[],
-        together: send,
-        later: async (query) => void held.push(query),
-      });
+      const result = await work({ together: send, later: async (query) => void held.push(query) });
       if (open || held.length) await send([{ text: 'COMMIT' }]);
       return result;
     });

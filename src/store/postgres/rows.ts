@@ -25,7 +25,6 @@ export type Run = <R extends QueryResultRow>(query: QueryConfig) => Promise<R[]>
 
 /** How the statements of a transaction reach PostgreSQL. */
 export interface Statements {
-  run: Run;
   /** These statements in order, in one round trip where the transaction can; the rows of each. */
   together(queries: QueryConfig[]): Promise<QueryResultRow[][]>;
   /** A statement whose result no one reads: it may be held, to go with the next ones or the COMMIT. */
@@ -35,7 +34,6 @@ export interface Statements {
 /** Each statement in a round trip of its own, as it comes. */
 export function oneByOne(run: Run): Statements {
   return {
-    run,
     async together(queries) {
       const rows: QueryResultRow[][] = [];
       for (const query of queries) rows.push(await run(query));

@@ -6,6 +6,7 @@ import type { RestoreTarget, StoreSnapshot } from '../store.js';
 import type { PlantTx } from '../write-path.js';
 import { plantFromRow, tokenFromRow, type PlantRow, type TokenRow } from './connection.js';
 import { sqliteFilterUpkeep } from './migrations.js';
+import { sqlitePlantTx } from './plant-tx.js';
 import { sqliteError } from './writer.js';
 
 interface EndpointRow {
@@ -95,26 +96,29 @@ export function sqliteSnapshot(path: string, borrowed?: Database.Database): Prom
 /**
  * Runs a restore's `work` on the write connection, inside the writer's transaction (its job's
  * savepoint). A restore fills an empty store, so the list's filters are built once its plants
- * are all in rather than kept up row by row, which took more than half of its time: the FTS
- * triggers and the tag index are dropped first and, once `work` has succeeded, created again as
- * the migration made them and plants_fts rebuilt from the plants, before the commit. SQLite's
- * DDL is transactional: other connections see the store as it was until the commit, and a
- * restore that fails rolls back to its savepoint, triggers and index included. Nothing else
+ * are all in rather than kept up row by row, which took more than half of its time: the tag index
+ * is dropped first, plants go in without their words, and once `work` has succeeded the index is
+ * created again as the migration made it and plants_fts rebuilt from the plants, before the
+ * commit. SQLite's DDL is transactional: other connections see the store as it was until the
+ * commit, and a restore that fails rolls back to its savepoint, index included. Nothing else
  * writes meanwhile: the writer runs its jobs one after the other, and holds the file's write lock.
  */
 export async function sqliteRestore<T>(
   db: Database.Database,
-  plants: PlantTx,
   insertToken: (t: TokenRecord) => void,
   work: (target: RestoreTarget) => Promise<T>,
 ): Promise<T> {
   db.exec(sqliteFilterUpkeep.drop);
+  const plants = sqlitePlantTx(db, noEvents, { searchIndex: false });
   const result = await work(sqliteRestoreTarget(db, plants, insertToken));
   db.exec(sqliteFilterUpkeep.tagIndex);
-  db.exec(sqliteFilterUpkeep.ftsTriggers);
   db.exec(sqliteFilterUpkeep.ftsRebuild);
   return result;
 }
+
+const noEvents = (): never => {
+  throw new Error('a restore writes no outbox events');
+};
 
 /**
  * A restore's writes, on the write connection inside the writer's transaction. Plants go in

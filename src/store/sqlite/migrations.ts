@@ -2,16 +2,25 @@ import type Database from 'better-sqlite3';
 import { newerSchema } from '../schema-version.js';
 
 /**
- * What keeps the list's filters in step with plants as they change, as the filters' migration
- * creates it: the tag index, maintained row by row by SQLite, and the triggers that copy each
- * name into plants_fts. Restore (backup.ts), which fills an empty store in one transaction, drops
- * them, inserts, then creates them again from these same statements and fills plants_fts once:
+ * What keeps the list's filters in step with plants as they change: the tag index, maintained row
+ * by row by SQLite, and plants_fts, the words of names, which the write path's own statements
+ * keep (plant-tx.ts). Restore (backup.ts), which fills an empty store in one transaction, drops the
+ * tag index, inserts, then creates it again from this same statement and fills plants_fts once:
  * one walk of the plants instead of an FTS write per plant, and nothing that can drift from what
  * the migration made.
  */
 export const sqliteFilterUpkeep = {
   tagIndex: `CREATE INDEX plants_tag ON plants (tag, id);`,
-  ftsTriggers: `CREATE TRIGGER plants_fts_insert AFTER INSERT ON plants BEGIN
+  /** Fills plants_fts from the plants stored, after emptying it. */
+  ftsRebuild: `INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');`,
+  drop: `DROP INDEX plants_tag;`,
+} as const;
+
+/**
+ * The triggers the filters' migration (version 4) made to copy each name into plants_fts, kept
+ * as that migration's text; version 5 drops them (see there).
+ */
+const ftsTriggers = `CREATE TRIGGER plants_fts_insert AFTER INSERT ON plants BEGIN
      INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
    END;
    CREATE TRIGGER plants_fts_delete AFTER DELETE ON plants BEGIN
@@ -21,14 +30,7 @@ export const sqliteFilterUpkeep = {
    WHEN old.id IS NOT new.id OR old.name IS NOT new.name BEGIN
      INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', old.id, old.name);
      INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
-   END;`,
-  /** Fills plants_fts from the plants stored, after emptying it. */
-  ftsRebuild: `INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');`,
-  drop: `DROP INDEX plants_tag;
-   DROP TRIGGER plants_fts_insert;
-   DROP TRIGGER plants_fts_delete;
-   DROP TRIGGER plants_fts_update;`,
-} as const;
+   END;`;
 
 /**
  * Versioned schema changes, applied in order; `PRAGMA user_version` records how many ran.
@@ -92,15 +94,23 @@ export const sqliteMigrations: string[] = [
   // The list's filters. plants_tag walks one tag's plants in id order from a cursor. plants_fts
   // holds the words of names (case and Latin accents folded) with their plants' ids, and FTS5
   // walks a word's ids in order, so a page of a search reads about a page of entries. Triggers
-  // keep it in step with every write of plants, in the write's own transaction (the write path
-  // and import; restore builds both once its plants are in); 'rebuild' fills it from the plants
-  // already stored. Its text is built from sqliteFilterUpkeep's and must stay what it was.
+  // kept it in step with every write of plants until version 5; 'rebuild' fills it from the
+  // plants already stored. Its text is built from sqliteFilterUpkeep's and ftsTriggers and must
+  // stay what it was.
   `${sqliteFilterUpkeep.tagIndex}
    CREATE VIRTUAL TABLE plants_fts USING fts5 (
      name, content = 'plants', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
    );
-   ${sqliteFilterUpkeep.ftsTriggers}
+   ${ftsTriggers}
    ${sqliteFilterUpkeep.ftsRebuild}`,
+  // plants_fts is kept by the write path's statements instead of triggers. A trigger makes every
+  // statement that writes plants open a statement savepoint, and FTS5 writes its pending words to
+  // disk at each savepoint: a new index segment for every plant written, and the merges of all of
+  // them, instead of one segment per transaction. On 300,000 plants that was most of the cost of
+  // a write, four times more on a store whose index was rebuilt (docs/performance.md).
+  `DROP TRIGGER plants_fts_insert;
+   DROP TRIGGER plants_fts_delete;
+   DROP TRIGGER plants_fts_update;`,
 ];
 
 /**

@@ -7,8 +7,17 @@ import { plantFromRow, type PlantRow } from './connection.js';
 /**
  * The write path's view of the SQLite store, on the write connection inside the writer's
  * transaction. The writer is the only one writing, so a read needs no lock to stay true.
+ *
+ * Each statement that changes a name also tells plants_fts (an external-content FTS5 index of
+ * the names), here rather than in triggers: FTS5 then writes one segment of new words per
+ * transaction, where a trigger made it write one per plant (migrations.ts, version 5). A restore
+ * passes `searchIndex: false` and rebuilds the index once its plants are in.
  */
-export function sqlitePlantTx(db: Database.Database, emit: (event: NewEvent) => void): PlantTx {
+export function sqlitePlantTx(
+  db: Database.Database,
+  emit: (event: NewEvent) => void,
+  { searchIndex = true } = {},
+): PlantTx {
   const s = {
     get: db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?'),
     subscribed: db.prepare<[], { events: string }>('SELECT events FROM webhook_endpoints WHERE enabled = 1'),
@@ -20,11 +29,20 @@ export function sqlitePlantTx(db: Database.Database, emit: (event: NewEvent) => 
     // plants among 300,000 wrote a quarter fewer WAL pages; docs/performance.md).
     update: db.prepare<[string, string | null, bigint]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?'),
     rename: db.prepare<[string, bigint]>('UPDATE plants SET name = ? WHERE id = ?'),
-    delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
+    delete: db.prepare<[bigint], { name: string }>('DELETE FROM plants WHERE id = ? RETURNING name'),
+    // The 'delete' command takes the words out as the name that was indexed gives them.
+    ftsInsert: db.prepare<[bigint, string]>('INSERT INTO plants_fts (rowid, name) VALUES (?, ?)'),
+    ftsDelete: db.prepare<[bigint, string]>(`INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', ?, ?)`),
   };
+  const indexed = (id: bigint, name: string) => searchIndex && s.ftsInsert.run(id, name);
+  const unindexed = (id: bigint, name: string) => searchIndex && s.ftsDelete.run(id, name);
   const insert = (plants: PlantRecord[]) => {
     const inserted = new Set<bigint>();
-    for (const p of plants) if (s.insert.run(p.id, p.name, p.tag ?? null).changes === 1) inserted.add(p.id);
+    for (const p of plants) {
+      if (s.insert.run(p.id, p.name, p.tag ?? null).changes === 0) continue;
+      inserted.add(p.id);
+      indexed(p.id, p.name);
+    }
     return inserted;
   };
   return {
@@ -42,10 +60,16 @@ export function sqlitePlantTx(db: Database.Database, emit: (event: NewEvent) => 
       for (const { plant: p, before } of updates) {
         if (p.tag === before.tag) s.rename.run(p.name, p.id);
         else s.update.run(p.name, p.tag ?? null, p.id);
+        if (p.name === before.name) continue;
+        unindexed(before.id, before.name);
+        indexed(p.id, p.name);
       }
     },
     async delete(ids) {
-      for (const id of ids) s.delete.run(id);
+      for (const id of ids) {
+        const gone = s.delete.get(id);
+        if (gone) unindexed(id, gone.name);
+      }
     },
     async emit(events) {
       for (const e of events) emit(e);

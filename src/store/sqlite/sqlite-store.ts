@@ -233,6 +233,6 @@ export class SqliteStore implements Store {
 
   /** One writer job: the whole restore is one transaction, made durable by one fsync. */
   restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T> {
-    return this.write((w) => sqliteRestore(this.writeDb, w.plants, (t) => w.insertToken(t), work));
+    return this.write((w) => sqliteRestore(this.writeDb, (t) => w.insertToken(t), work));
   }
 }

@@ -2,6 +2,7 @@
 // the columns that changed: the WAL shows which b-trees' pages a commit wrote, so a rename that
 // keeps the tag must leave the tag index alone. And a batch of plant writes keeps its
 // savepoint journal in memory, where an import's or any other job's spills to a temporary file.
+// The search index (FTS5) writes one segment of words per batch, not one per plant.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,6 +73,71 @@ describe('what a replace writes [sqlite]', () => {
     assert.deepEqual(await ids({ search: 'plant' }), [3n]);
     assert.deepEqual(await ids({ tags: ['sun'] }), [1n, 3n]);
     assert.deepEqual(await ids({ tags: ['shade'] }), [2n]);
+  });
+});
+
+/**
+ * How many leaves FTS5 has written to new segments of plants_fts, ever: its structure record
+ * (rowid 10 of plants_fts_data) holds a 4-byte cookie, FTS5_STRUCTURE_V2's 4-byte mark if
+ * present, then varints: levels, segments, and this counter.
+ */
+function ftsLeavesWritten(db: Database.Database): number {
+  const { block } = db.prepare<[], { block: Buffer }>('SELECT block FROM plants_fts_data WHERE id = 10').get()!;
+  let at = block.subarray(4, 8).equals(Buffer.from([0xff, 0, 0, 1])) ? 8 : 4;
+  const varint = () => {
+    let value = 0;
+    for (let n = 0; n < 8; n++) {
+      const byte = block[at++]!;
+      value = value * 128 + (byte & 0x7f);
+      if (byte < 0x80) return value;
+    }
+    return value * 256 + block[at++]!;
+  };
+  varint();
+  varint();
+  return varint();
+}
+
+describe('what a batch writes to the search index [sqlite]', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-fts-cost-'));
+  const path = join(dir, 'plants.db');
+  let store: Store;
+  let look: Database.Database;
+  before(async () => {
+    store = (await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 })).store;
+    await store.writePlant({ kind: 'create', plant: { id: 1000n, name: 'first fern', tag: null } });
+    look = new Database(path, { readonly: true });
+  });
+  after(async () => {
+    look.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const ids = Array.from({ length: 20 }, (_, i) => BigInt(i + 1));
+  const found = async (search: string) => (await store.listPlants({ search }, 100)).map((p) => p.id);
+
+  /** The leaves FTS5 wrote for these writes, sent in one turn of the event loop: one batch. */
+  async function leaves(writes: Parameters<Store['writePlant']>[0][]): Promise<number> {
+    const before = ftsLeavesWritten(look);
+    await Promise.all(writes.map((w) => store.writePlant(w)));
+    return ftsLeavesWritten(look) - before;
+  }
+
+  it('one segment for a batch of creations, of renames, of deletes; each found as it now is', async () => {
+    const created = await leaves(ids.map((id) => ({ kind: 'create', plant: { id, name: `fern ${id}`, tag: 'a' } })));
+    assert.ok(created <= 2, `20 creations in one batch wrote ${created} leaves of the search index`);
+    assert.deepEqual(await found('fern'), [...ids, 1000n]);
+
+    const renamed = await leaves(ids.map((id) => ({ kind: 'replace', plant: { id, name: `palm ${id}`, tag: 'a' } })));
+    assert.ok(renamed <= 2, `20 renames in one batch wrote ${renamed} leaves of the search index`);
+    assert.deepEqual(await found('fern'), [1000n]);
+    assert.deepEqual(await found('palm'), ids);
+
+    const deleted = await leaves(ids.map((id) => ({ kind: 'delete', id })));
+    assert.ok(deleted <= 2, `20 deletes in one batch wrote ${deleted} leaves of the search index`);
+    assert.deepEqual(await found('palm'), []);
+    assert.deepEqual(await found('first'), [1000n]);
   });
 });
 

@@ -105,7 +105,7 @@ describe('what a batch writes to the search index [sqlite]', () => {
   let look: Database.Database;
   before(async () => {
     store = (await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 })).store;
-    await store.writePlant({ kind: 'create', plant: { id: 1000n, name: 'first fern', tag: null } });
+    await store.writePlant({ kind: 'create', plant: { id: 1000n, name: 'first fern' } });
     look = new Database(path, { readonly: true });
   });
   after(async () => {

@@ -11,7 +11,9 @@ import { seededPlant } from './seed.js';
 const BATCH = 50_000;
 
 export async function postgresReads(b: ReadBench & { token: string }): Promise<void> {
-  console.log(`\n## Reads on PostgreSQL, 1,000 and ${b.big.toLocaleString('en')} plants, ${b.seconds} s each\n`);
+  console.log(
+    `\n## Reads on PostgreSQL, 1,000 and ${b.big.toLocaleString('en')} plants, ${b.rounds} rounds of ${b.seconds} s, A/B interleaved\n`,
+  );
   const admin = await connectOrSkip();
   if (!admin) return;
   const schemas: string[] = [];

@@ -22,8 +22,11 @@ const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
 const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
 async function reads(): Promise<void> {
-  console.log(`\n## Reads on a store of 1,000 and of ${BIG.toLocaleString('en')} plants, ${SECONDS} s each\n`);
-  await readLoadsOn({ seconds: SECONDS, connections: CONNECTIONS, headers: auth, big: BIG }, async (size) => {
+  console.log(
+    `\n## Reads on a store of 1,000 and of ${BIG.toLocaleString('en')} plants, ${ROUNDS} rounds of ${SECONDS} s, A/B interleaved\n`,
+  );
+  const b = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, headers: auth, big: BIG };
+  await readLoadsOn(b, async (size) => {
     const path = join(dir, `reads-${size}.db`);
     const seeding = performance.now();
     await seedStore(path, size, token);

@@ -52,3 +52,15 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
     clearInterval(sampler);
   }
 }
+
+/** A load's line in a benchmark's table (columns: see the tables' headers). */
+export const row = (label: string, r: LoadResult) => [
+  label,
+  r.rps,
+  r.p50,
+  r.p99,
+  r.errors,
+  r.non2xx,
+  r.peakRssMb,
+  r.loopP99 ?? '-',
+];

@@ -9,10 +9,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { load, type LoadResult } from './load.js';
+import { load, row, type LoadResult } from './load.js';
 import { startBaseline, startService, type Running } from './processes.js';
 import { fmt, median, table } from './report.js';
-import { row, writeLoads, writeSpec, type WriteBench } from './writes.js';
+import { writeLoads, writeSpec, type WriteBench } from './writes.js';
 
 export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const run = promisify(execFile);

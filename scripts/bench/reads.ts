@@ -3,7 +3,7 @@
 // PostgreSQL. A page must cost the same on both: the ratio of time per request, big over small.
 // Both stores are served at once and each load alternates between them over the rounds (A/B
 // interleaved), so that a noisy moment of the machine hits both sides of a ratio alike.
-import { load } from './load.js';
+import { load, row } from './load.js';
 import type { Running } from './processes.js';
 import { fmt, median, table } from './report.js';
 import { FILTERED, seededId } from './seed.js';
@@ -58,15 +58,7 @@ export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise
           if (round === 1) await load(service, { ...spec, seconds: 1 });
           const r = await load(service, { ...spec, seconds: b.seconds });
           rps.push(r.rps);
-          rows.push([
-            `${round} ${name} (${size.toLocaleString('en')})`,
-            r.rps,
-            r.p50,
-            r.p99,
-            r.errors,
-            r.non2xx,
-            r.peakRssMb,
-          ]);
+          rows.push(row(`${round} ${name} (${size.toLocaleString('en')})`, r));
         }
         (ratios[name] ??= []).push(rps[0]! / rps[1]!);
       }
@@ -74,7 +66,10 @@ export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise
   } finally {
     for (const [, service] of services) await service.stop();
   }
-  table(['round operation (store size)', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB'], rows);
+  table(
+    ['round operation (store size)', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'],
+    rows,
+  );
   for (const [name, r] of Object.entries(ratios)) {
     console.log(
       `${name}: time per request on ${b.big.toLocaleString('en')} / on 1,000 = ${fmt(median(r))}x` +

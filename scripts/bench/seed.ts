@@ -8,8 +8,12 @@ export const seededId = (i: number) => BigInt(i) * 7919n;
 /** The tags and name words the filtered reads ask for: one plant in 10, and one in 10,000. */
 export const FILTERED = { commonTag: 'shade', rareTag: 'epiphyte', commonWord: 'fern', rareWord: 'orchid' };
 
-/** One plant in this many is rare: one in 10,000, and still at least 2 in a small store. */
-const rareEvery = (size: number) => Math.max(1, Math.min(10_000, Math.floor(size / 2)));
+/**
+ * One plant in this many is rare: one in 10,000, and still at least 25 in a small store, so that
+ * a page of 20 rare plants is full on either store. (At least 2, as it was, gave the small store
+ * pages of 2 against the large store's 20, and the ratio measured the page, not the store.)
+ */
+const rareEvery = (size: number) => Math.max(1, Math.min(10_000, Math.floor(size / 25)));
 
 /** The i-th plant of a seeded store of `size` plants. */
 export function seededPlant(i: number, size: number): PlantRecord {

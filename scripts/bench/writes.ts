@@ -5,7 +5,7 @@
 // validation, log line, metrics) and stores nothing, so its ratio to the baseline is about the
 // most a write's could be.
 import { join } from 'node:path';
-import { load, type LoadResult } from './load.js';
+import { load, row, type LoadResult } from './load.js';
 import { startBaseline, startService } from './processes.js';
 import { fmt, median, table } from './report.js';
 import { seedStore, seededId } from './seed.js';
@@ -50,17 +50,6 @@ export function writeSpec(b: WriteBench, loads: ReturnType<typeof writeLoads>) {
     connections,
   });
 }
-
-export const row = (label: string, r: LoadResult) => [
-  label,
-  r.rps,
-  r.p50,
-  r.p99,
-  r.errors,
-  r.non2xx,
-  r.peakRssMb,
-  r.loopP99 ?? '-',
-];
 
 export async function sqliteWrites(b: WriteBench): Promise<void> {
   console.log(

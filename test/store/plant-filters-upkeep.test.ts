@@ -191,7 +191,7 @@ for (const kind of stores) {
         assert.deepEqual(await found(store, { search: 'monstera' }), [-(2n ** 63n), 5n]);
         assert.deepEqual(await found(store, { search: 'cafe' }), [5n]);
         assert.deepEqual(await found(store, { tags: ['tropical'] }), [-(2n ** 63n), 6n]);
-        // And the triggers the migration added follow the writes that come after it.
+        // And the words follow the writes that come after it (PostgreSQL's triggers, SQLite's write path).
         await store.writePlant({ kind: 'delete', id: 5n });
         assert.deepEqual(await found(store, { search: 'monstera' }), [-(2n ** 63n)]);
       } finally {

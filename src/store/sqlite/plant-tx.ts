@@ -34,8 +34,12 @@ export function sqlitePlantTx(
     ftsInsert: db.prepare<[bigint, string]>('INSERT INTO plants_fts (rowid, name) VALUES (?, ?)'),
     ftsDelete: db.prepare<[bigint, string]>(`INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', ?, ?)`),
   };
-  const indexed = (id: bigint, name: string) => searchIndex && s.ftsInsert.run(id, name);
-  const unindexed = (id: bigint, name: string) => searchIndex && s.ftsDelete.run(id, name);
+  const indexed = (id: bigint, name: string): void => {
+    if (searchIndex) s.ftsInsert.run(id, name);
+  };
+  const unindexed = (id: bigint, name: string): void => {
+    if (searchIndex) s.ftsDelete.run(id, name);
+  };
   const insert = (plants: PlantRecord[]) => {
     const inserted = new Set<bigint>();
     for (const p of plants) {

@@ -29,29 +29,38 @@ function btreesInWal(db: Database.Database, path: string): Set<string> {
   return new Set([...pages].map((p) => owner.get(p) ?? `page ${p}`));
 }
 
-describe('what a replace writes [sqlite]', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'plant-store-write-cost-'));
-  const path = join(dir, 'plants.db');
-  let store: Store;
-  let look: Database.Database;
+/**
+ * A store in a temporary directory, filled by `fill` before the suite's tests, and a connection of
+ * the test's own on its file to look at what the store wrote; both closed after them.
+ */
+function storeToLookAt(prefix: string, fill: (store: Store) => Promise<unknown>) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const s = { path: join(dir, 'plants.db') } as { path: string; store: Store; look: Database.Database };
   before(async () => {
-    store = (await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 })).store;
-    for (let i = 1n; i <= 3n; i++)
-      await store.writePlant({ kind: 'create', plant: { id: i, name: `plant ${i}`, tag: 'shade' } });
-    look = new Database(path);
+    s.store = (await openStore({ databaseUrl: `sqlite:${s.path}`, databasePoolSize: 1 })).store;
+    await fill(s.store);
+    s.look = new Database(s.path);
   });
   after(async () => {
-    look.close();
-    await store.close();
+    s.look.close();
+    await s.store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+  return s;
+}
+
+describe('what a replace writes [sqlite]', () => {
+  const s = storeToLookAt('plant-store-write-cost-', async (store) => {
+    for (let i = 1n; i <= 3n; i++)
+      await store.writePlant({ kind: 'create', plant: { id: i, name: `plant ${i}`, tag: 'shade' } });
   });
 
   /** The b-trees whose pages the commit of this one replace wrote. */
   async function written(id: bigint, name: string, tag: string): Promise<Set<string>> {
-    look.pragma('wal_checkpoint(TRUNCATE)');
-    const outcome = await store.writePlant({ kind: 'replace', plant: { id, name, tag } });
+    s.look.pragma('wal_checkpoint(TRUNCATE)');
+    const outcome = await s.store.writePlant({ kind: 'replace', plant: { id, name, tag } });
     assert.equal(outcome.kind, 'updated');
-    return btreesInWal(look, path);
+    return btreesInWal(s.look, s.path);
   }
 
   it('a rename that keeps the tag leaves the tag index alone; each is found as it now is', async () => {
@@ -68,7 +77,7 @@ describe('what a replace writes [sqlite]', () => {
 
     // And each is found as it now is, by its words and by its tag.
     const ids = async (query: Parameters<Store['listPlants']>[0]) =>
-      (await store.listPlants(query, 10)).map((p) => p.id);
+      (await s.store.listPlants(query, 10)).map((p) => p.id);
     assert.deepEqual(await ids({ search: 'renamed' }), [1n, 2n]);
     assert.deepEqual(await ids({ search: 'plant' }), [3n]);
     assert.deepEqual(await ids({ tags: ['sun'] }), [1n, 3n]);
@@ -99,29 +108,18 @@ function ftsLeavesWritten(db: Database.Database): number {
 }
 
 describe('what a batch writes to the search index [sqlite]', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'plant-store-fts-cost-'));
-  const path = join(dir, 'plants.db');
-  let store: Store;
-  let look: Database.Database;
-  before(async () => {
-    store = (await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 })).store;
-    await store.writePlant({ kind: 'create', plant: { id: 1000n, name: 'first fern' } });
-    look = new Database(path, { readonly: true });
-  });
-  after(async () => {
-    look.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const s = storeToLookAt('plant-store-fts-cost-', (store) =>
+    store.writePlant({ kind: 'create', plant: { id: 1000n, name: 'first fern' } }),
+  );
 
   const ids = Array.from({ length: 20 }, (_, i) => BigInt(i + 1));
-  const found = async (search: string) => (await store.listPlants({ search }, 100)).map((p) => p.id);
+  const found = async (search: string) => (await s.store.listPlants({ search }, 100)).map((p) => p.id);
 
   /** The leaves FTS5 wrote for these writes, sent in one turn of the event loop: one batch. */
   async function leaves(writes: Parameters<Store['writePlant']>[0][]): Promise<number> {
-    const before = ftsLeavesWritten(look);
-    await Promise.all(writes.map((w) => store.writePlant(w)));
-    return ftsLeavesWritten(look) - before;
+    const before = ftsLeavesWritten(s.look);
+    await Promise.all(writes.map((w) => s.store.writePlant(w)));
+    return ftsLeavesWritten(s.look) - before;
   }
 
   it('one segment for a batch of creations, of renames, of deletes; each found as it now is', async () => {

@@ -25,8 +25,8 @@ export function seededPlant(i: number, size: number): PlantRecord {
 }
 
 /**
- * Fills a fresh store through its batch path (what `plant-store import` uses), not one HTTP
- * request per plant, and registers the benchmark's token.
+ * Fills a fresh store through its batch path, then settles it, as `plant-store import` does, not
+ * one HTTP request per plant, and registers the benchmark's token.
  */
 export async function seedStore(path: string, plants: number, token: string): Promise<void> {
   const store = new SqliteStore(path);
@@ -38,6 +38,7 @@ export async function seedStore(path: string, plants: number, token: string): Pr
       Array.from({ length: n }, (_, k) => ({ kind: 'create' as const, plant: seededPlant(start + k, plants) })),
     );
   }
+  await store.settleAfterImport();
   await createToken(store, { name: 'bench', value: token });
   await store.close();
 }

@@ -41,6 +41,13 @@ export interface Store extends WebhookStore {
   writePlant(write: PlantWrite): Promise<WriteOutcome>;
   /** Many writes in one transaction, in order (import): all of them, or none. */
   writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]>;
+  /**
+   * After an import's batches: lays out what the list's filters read as a bulk load leaves it
+   * badly. SQLite merges its search index, which the load left in one segment per few batches,
+   * into one (a search seeks in each); PostgreSQL refreshes the planner's statistics of the
+   * tables the load filled, rather than wait for autovacuum to notice.
+   */
+  settleAfterImport(): Promise<void>;
   getPlant(id: bigint): Promise<PlantRecord | undefined>;
   /**
    * Up to `limit` plants that pass the query's filters with an id greater than its `after`, by id

@@ -127,6 +127,7 @@ export async function importPlants(
     if (batch.length >= PAGE) await flush();
   }
   if (batch.length) await flush();
+  if (report.created > 0) await store.settleAfterImport();
   return report;
 }
 

@@ -218,6 +218,10 @@ export class PostgresStore implements Store {
     return (await this.run<PlantRow>(query)).map(plantFromRow);
   }
 
+  async settleAfterImport(): Promise<void> {
+    await this.run({ text: 'ANALYZE plants, plant_words' });
+  }
+
   async countPlants(): Promise<number> {
     const [row] = await this.run<{ n: string }>({ text: 'SELECT count(*) AS n FROM plants' });
     return Number(row?.n ?? 0);

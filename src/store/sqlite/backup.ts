@@ -95,13 +95,14 @@ export function sqliteSnapshot(path: string, borrowed?: Database.Database): Prom
 
 /**
  * Runs a restore's `work` on the write connection, inside the writer's transaction (its job's
- * savepoint). A restore fills an empty store, so the list's filters are built once its plants
- * are all in rather than kept up row by row, which took more than half of its time: the tag index
- * is dropped first, plants go in without their words, and once `work` has succeeded the index is
- * created again as the migration made it and plants_fts rebuilt from the plants, before the
- * commit. SQLite's DDL is transactional: other connections see the store as it was until the
- * commit, and a restore that fails rolls back to its savepoint, index included. Nothing else
- * writes meanwhile: the writer runs its jobs one after the other, and holds the file's write lock.
+ * savepoint). A restore fills an empty store, so the list's filters are built once its plants are
+ * all in rather than kept up row by row, which took more than half of its time: the tag index is
+ * dropped first, plants go in without their words, and once `work` has succeeded the index is
+ * created again as the migration made it and plants_fts rebuilt from the plants and merged into
+ * one segment, before the commit. SQLite's DDL is transactional: other connections see the store
+ * as it was until the commit, and a restore that fails rolls back to its savepoint, index
+ * included. Nothing else writes meanwhile: the writer runs its jobs one after the other, and holds
+ * the file's write lock.
  */
 export async function sqliteRestore<T>(
   db: Database.Database,
@@ -113,6 +114,7 @@ export async function sqliteRestore<T>(
   const result = await work(sqliteRestoreTarget(db, plants, insertToken));
   db.exec(sqliteFilterUpkeep.tagIndex);
   db.exec(sqliteFilterUpkeep.ftsRebuild);
+  db.exec(sqliteFilterUpkeep.ftsOptimize);
   return result;
 }
 

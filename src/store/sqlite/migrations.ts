@@ -13,6 +13,13 @@ export const sqliteFilterUpkeep = {
   tagIndex: `CREATE INDEX plants_tag ON plants (tag, id);`,
   /** Fills plants_fts from the plants stored, after emptying it. */
   ftsRebuild: `INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');`,
+  /**
+   * Merges plants_fts into one segment. A bulk load (a rebuild, an import) leaves it in several
+   * large ones, and a search seeks its words in each: on 1,000,000 plants, a word after a cursor
+   * took 111 µs in the 9 segments of the benchmark's load and 43 µs in one, as on 1,000 plants.
+   * Writes since then add small segments, which FTS5 merges as it goes.
+   */
+  ftsOptimize: `INSERT INTO plants_fts (plants_fts) VALUES ('optimize');`,
   drop: `DROP INDEX plants_tag;`,
 } as const;
 

@@ -12,7 +12,7 @@ import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
 import { openConnections, prepareFile, removeCreated, type OpenOptions } from './connection.js';
-import { migrate } from './migrations.js';
+import { migrate, sqliteFilterUpkeep } from './migrations.js';
 import { sqliteReads } from './reads.js';
 import { WalSync } from './wal-sync.js';
 import { sqliteError, SqliteWriter, type JobKind } from './writer.js';
@@ -138,6 +138,10 @@ export class SqliteStore implements Store {
 
   writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]> {
     return this.write((w) => applyWrites(writes, w.plants));
+  }
+
+  settleAfterImport(): Promise<void> {
+    return this.write(() => void this.writeDb.exec(sqliteFilterUpkeep.ftsOptimize));
   }
 
   getPlant(id: bigint): Promise<PlantRecord | undefined> {

@@ -13,6 +13,7 @@ import { openStore } from '../../../src/store/open-store.js';
 import { SqliteWriter, type JobKind } from '../../../src/store/sqlite/writer.js';
 import { WalSync } from '../../../src/store/sqlite/wal-sync.js';
 import type { Store } from '../../../src/store/store.js';
+import { ftsStructure } from '../../support/fts-structure.js';
 
 /** The b-trees (tables, indexes, plants_fts' shadow tables) whose pages the WAL holds now. */
 function btreesInWal(db: Database.Database, path: string): Set<string> {
@@ -85,28 +86,6 @@ describe('what a replace writes [sqlite]', () => {
   });
 });
 
-/**
- * How many leaves FTS5 has written to new segments of plants_fts, ever: its structure record
- * (rowid 10 of plants_fts_data) holds a 4-byte cookie, FTS5_STRUCTURE_V2's 4-byte mark if
- * present, then varints: levels, segments, and this counter.
- */
-function ftsLeavesWritten(db: Database.Database): number {
-  const { block } = db.prepare<[], { block: Buffer }>('SELECT block FROM plants_fts_data WHERE id = 10').get()!;
-  let at = block.subarray(4, 8).equals(Buffer.from([0xff, 0, 0, 1])) ? 8 : 4;
-  const varint = () => {
-    let value = 0;
-    for (let n = 0; n < 8; n++) {
-      const byte = block[at++]!;
-      value = value * 128 + (byte & 0x7f);
-      if (byte < 0x80) return value;
-    }
-    return value * 256 + block[at++]!;
-  };
-  varint();
-  varint();
-  return varint();
-}
-
 describe('what a batch writes to the search index [sqlite]', () => {
   const s = storeToLookAt('plant-store-fts-cost-', (store) =>
     store.writePlant({ kind: 'create', plant: { id: 1000n, name: 'first fern' } }),
@@ -117,9 +96,9 @@ describe('what a batch writes to the search index [sqlite]', () => {
 
   /** The leaves FTS5 wrote for these writes, sent in one turn of the event loop: one batch. */
   async function leaves(writes: Parameters<Store['writePlant']>[0][]): Promise<number> {
-    const before = ftsLeavesWritten(s.look);
+    const before = ftsStructure(s.look).leavesWritten;
     await Promise.all(writes.map((w) => s.store.writePlant(w)));
-    return ftsLeavesWritten(s.look) - before;
+    return ftsStructure(s.look).leavesWritten - before;
   }
 
   it('one segment for a batch of creations, of renames, of deletes; each found as it now is', async () => {

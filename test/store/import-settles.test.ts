@@ -1,0 +1,101 @@
+// A bulk load leaves what the list's filters read laid out for reading. On SQLite, each batch of
+// an import writes a segment of the search index, and a restore's rebuild several; a search
+// seeks its words in every segment, so both end by merging the index into one. On PostgreSQL an
+// import ends by refreshing the planner's statistics of the tables it filled.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { loadDocument } from '../../src/openapi/document.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { importPlants } from '../../src/use-cases/export-import.js';
+import { ftsStructure } from '../support/fts-structure.js';
+import { createTestStore, postgresSql, stores, suiteOptions, type TestStore } from '../support/stores.js';
+
+/** NDJSON lines of `count` plants from id `from`: five of the import's batches of 1,000 for 4,500. */
+const lines = (count: number, from = 1) =>
+  Array.from({ length: count }, (_, i) => JSON.stringify({ id: from + i, name: `fern ${from + i}`, tag: 'shade' }));
+
+for (const kind of stores) {
+  describe(`an import settles the store [${kind}]`, suiteOptions(kind), () => {
+    let db: TestStore;
+    let store: Store;
+    before(async () => {
+      db = createTestStore(kind);
+      store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
+    });
+    after(async () => {
+      await store?.close();
+      await db?.drop();
+    });
+
+    /** How many times plant_words was analyzed other than by autovacuum. */
+    const analyzed = async () => {
+      const schema = new URL(db.databaseUrl).searchParams.get('schema');
+      const { rows } = await postgresSql(
+        `SELECT analyze_count FROM pg_stat_user_tables WHERE schemaname = '${schema}' AND relname = 'plant_words'`,
+      );
+      return Number((rows[0] as { analyze_count: string }).analyze_count);
+    };
+    const segments = () => {
+      const look = new Database(new URL(db.databaseUrl).pathname, { readonly: true });
+      try {
+        return ftsStructure(look).segments;
+      } finally {
+        look.close();
+      }
+    };
+
+    it('after its batches, and every plant is found by its words', async () => {
+      const analyzedBefore = kind === 'postgres' ? await analyzed() : 0;
+      const report = await importPlants(store, loadDocument(), lines(4_500));
+      assert.equal(report.created, 4_500);
+      if (kind === 'sqlite') assert.equal(segments(), 1, 'segments of the search index after an import');
+      else assert.ok((await analyzed()) > analyzedBefore, 'plant_words was not analyzed after the import');
+      const found = await store.listPlants({ search: 'fern 4321' }, 10);
+      assert.deepEqual(
+        found.map((p) => p.id),
+        [4321n],
+      );
+      assert.equal((await store.listPlants({ search: 'fern', after: 4_490n }, 100)).length, 10);
+    });
+
+    it('not when it created nothing: a second import of the same lines skips them all', async () => {
+      const analyzedBefore = kind === 'postgres' ? await analyzed() : 0;
+      const report = await importPlants(store, loadDocument(), lines(10));
+      assert.equal(report.skipped, 10);
+      if (kind === 'postgres') assert.equal(await analyzed(), analyzedBefore);
+    });
+  });
+}
+
+describe('a restore merges the search index it rebuilt [sqlite]', suiteOptions('sqlite'), () => {
+  let db: TestStore;
+  let store: Store;
+  before(async () => {
+    db = createTestStore('sqlite');
+    store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
+  });
+  after(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('into one segment, whose words find every plant', async () => {
+    // FTS5's rebuild writes a segment for every few tens of thousands of names.
+    const plants = Array.from({ length: 60_000 }, (_, i) => ({ id: BigInt(i + 1), name: `palm ${i + 1}` }));
+    await store.restoreInto(async (target) => {
+      for (let at = 0; at < plants.length; at += 10_000) await target.insertPlants(plants.slice(at, at + 10_000));
+    });
+    const look = new Database(new URL(db.databaseUrl).pathname, { readonly: true });
+    try {
+      assert.equal(ftsStructure(look).segments, 1, 'segments of the search index after a restore');
+    } finally {
+      look.close();
+    }
+    assert.deepEqual(
+      (await store.listPlants({ search: 'palm 54321' }, 10)).map((p) => p.id),
+      [54321n],
+    );
+  });
+});

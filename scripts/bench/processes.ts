@@ -5,10 +5,18 @@ import { createInterface } from 'node:readline';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-/** The flags `npm start` gives Node (`exec node <flags> dist/cli/main.js serve`): the service runs as users run it. */
-const NODE_FLAGS = ((start: string) => {
+/**
+ * The environment and flags `npm start` gives Node (`NAME=value exec node <flags>
+ * dist/cli/main.js serve`): the service runs as users run it.
+ */
+const { NODE_ENV_SET, NODE_FLAGS } = ((start: string) => {
   const words = start.split(/\s+/);
-  return words.slice(words.indexOf('node') + 1, words.indexOf('dist/cli/main.js'));
+  const node = words.indexOf('node');
+  const set = words.slice(0, node).filter((w) => /^[A-Z_]+=/.test(w));
+  return {
+    NODE_ENV_SET: Object.fromEntries(set.map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)])),
+    NODE_FLAGS: words.slice(node + 1, words.indexOf('dist/cli/main.js')),
+  };
 })((JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start);
 
 export interface Running {
@@ -30,7 +38,7 @@ export function startService(env: Record<string, string>, probe = true): Promise
   const preload = probe ? ['--import', `${ROOT}scripts/bench/loop-probe.mjs`] : [];
   return start(
     [...NODE_FLAGS, ...preload, `${ROOT}dist/cli/main.js`, 'serve', '--port', '0', '--host', '127.0.0.1'],
-    env,
+    { ...NODE_ENV_SET, ...env },
     probe,
   );
 }

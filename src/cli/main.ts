@@ -1,6 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=8
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=8 --initial-old-space-size=16 --heap-growing-percent=30
 // The `plant-store` command. Run as a program (npx, a global install), it starts Node with the
-// young generation that `npm start` and the service unit give it (docs/performance.md, Memory).
+// heap and malloc settings that `npm start` and the service unit give it (docs/performance.md,
+// Memory).
 // V8's compile cache (Node 22.1 and later) keeps the compiled code of the modules on disk, so
 // every start after the first loads them faster: a command, a restart. It is turned on before
 // the program's modules are loaded, hence the dynamic import.

@@ -72,12 +72,9 @@ describe('deploy/plant-store.service', () => {
 
   it('runs the installed server as its own user, with the store in its state directory', () => {
     assert.ok(one('User') === 'plant-store' || one('DynamicUser') === 'yes', 'a dedicated user');
-    assert.deepEqual(one('ExecStart')?.split(/\s+/), [
-      '/usr/bin/node',
-      '--max-semi-space-size=8',
-      `${INSTALL_DIR}/dist/cli/main.js`,
-      'serve',
-    ]);
+    const words = one('ExecStart')!.split(/\s+/);
+    assert.equal(words[0], '/usr/bin/node');
+    assert.deepEqual(words.slice(-2), [`${INSTALL_DIR}/dist/cli/main.js`, 'serve']);
     assert.equal(one('StateDirectory'), 'plant-store');
     assert.equal(environment.DATABASE_URL, `sqlite:${STATE_DIR}/plant-store.db`);
     assert.equal(
@@ -183,19 +180,23 @@ describe('deploy/plant-store.service', () => {
     });
   });
 
-  it('gives Node the flags that npm start and the plant-store program give it', () => {
-    // The young generation's size is a start-up flag of V8 (it cannot be set once running): the
-    // three ways the server is started must each pass it.
+  it('gives Node the flags and malloc the arenas that npm start and the plant-store program give them', () => {
+    // The heap's sizes are start-up flags of V8, and malloc reads MALLOC_ARENA_MAX when the
+    // process starts: neither can be set once running, so the three ways the server is started
+    // must each pass them (docs/performance.md, Memory).
     const flagsBefore = (words: string[], script: string) => words.slice(0, words.indexOf(script));
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
     const npmStart = pkg.scripts.start.split(/\s+/);
     const fromNpm = flagsBefore(npmStart.slice(npmStart.indexOf('node') + 1), 'dist/cli/main.js');
     const fromUnit = flagsBefore(one('ExecStart')!.split(/\s+/).slice(1), `${INSTALL_DIR}/dist/cli/main.js`);
     const shebang = readFileSync(join(ROOT, 'src/cli/main.ts'), 'utf8').split('\n')[0]!.split(/\s+/);
-    assert.deepEqual(shebang.slice(0, 3), ['#!/usr/bin/env', '-S', 'node']);
-    assert.ok(fromNpm.includes('--max-semi-space-size=8'), `npm start: ${pkg.scripts.start}`);
+    for (const flag of ['--max-semi-space-size=8', '--initial-old-space-size=16', '--heap-growing-percent=30'])
+      assert.ok(fromNpm.includes(flag), `npm start lacks ${flag}: ${pkg.scripts.start}`);
     assert.deepEqual(fromUnit, fromNpm);
-    assert.deepEqual(shebang.slice(3), fromNpm);
+    assert.deepEqual(shebang.slice(0, 4), ['#!/usr/bin/env', '-S', 'MALLOC_ARENA_MAX=2', 'node']);
+    assert.deepEqual(shebang.slice(4), fromNpm);
+    assert.deepEqual(npmStart.slice(0, 3), ['MALLOC_ARENA_MAX=2', 'exec', 'node']);
+    assert.equal(environment.MALLOC_ARENA_MAX, '2');
   });
 
   it('its command and environment start the built server, which exits 0 on the KillSignal', async () => {

@@ -69,6 +69,37 @@ for (const kind of stores) {
   });
 }
 
+describe('the merge after an import, on a larger index [sqlite]', suiteOptions('sqlite'), () => {
+  let db: TestStore;
+  let store: Store;
+  before(async () => {
+    db = createTestStore('sqlite');
+    store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
+  });
+  after(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('goes in steps, each committed on its own, so that other writers wait for a step only', async () => {
+    for (let at = 1; at <= 100_000; at += 1_000) {
+      const batch = Array.from({ length: 1_000 }, (_, i) => ({ id: BigInt(at + i), name: `moss ${at + i}` }));
+      await store.writePlants(batch.map((plant) => ({ kind: 'create', plant })));
+    }
+    const commits = store.writeStats!().commits;
+    await store.settleAfterImport();
+    const steps = store.writeStats!().commits - commits;
+    const look = new Database(new URL(db.databaseUrl).pathname, { readonly: true });
+    try {
+      assert.equal(ftsStructure(look).segments, 1, 'segments of the search index after the merge');
+    } finally {
+      look.close();
+    }
+    // About 400 pages of index, merged some 200 at a time; the last step finds nothing to do.
+    assert.ok(steps >= 3, `the merge took ${steps} commit(s)`);
+  });
+});
+
 describe('a restore merges the search index it rebuilt [sqlite]', suiteOptions('sqlite'), () => {
   let db: TestStore;
   let store: Store;

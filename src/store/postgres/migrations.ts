@@ -135,8 +135,11 @@ export const postgresMigrations: string[] = [
    ANALYZE plant_words;`,
 ];
 
-/** A migration may rewrite a large table: it gets far longer than a request's statement timeout. */
-const MIGRATION_TIMEOUT_MS = 10 * 60_000;
+/**
+ * A migration may rewrite a large table, and ANALYZE reads its sample from all over one: they
+ * get far longer than a request's statement timeout.
+ */
+export const MIGRATION_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * Applies the pending migrations in one transaction under an advisory lock keyed by the schema,

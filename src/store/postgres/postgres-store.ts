@@ -12,7 +12,7 @@ import { postgresRestore, postgresSnapshot } from './backup.js';
 import { Batcher } from './batcher.js';
 import { postgresSettings } from './connection.js';
 import { isUnavailable, storeError } from './errors.js';
-import { runMigrations } from './migrations.js';
+import { MIGRATION_TIMEOUT_MS, runMigrations } from './migrations.js';
 import { listFiltered } from './plant-filters.js';
 import { postgresPlantTx } from './plant-tx.js';
 import { plantFromRow, SQL, tokenFromRow, type PlantRow, type Run, type Statements, type TokenRow } from './rows.js';
@@ -219,7 +219,11 @@ export class PostgresStore implements Store {
   }
 
   async settleAfterImport(): Promise<void> {
-    await this.run({ text: 'ANALYZE plants, plant_words' });
+    // pg takes a per-query query_timeout (lib/client.js); @types/pg does not declare it.
+    const text = `BEGIN; SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}; ANALYZE plants, plant_words; COMMIT`;
+    await this.withClient((client) =>
+      client.query({ text, query_timeout: MIGRATION_TIMEOUT_MS + 5_000 } as QueryConfig),
+    );
   }
 
   async countPlants(): Promise<number> {

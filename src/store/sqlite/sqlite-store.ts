@@ -140,8 +140,21 @@ export class SqliteStore implements Store {
     return this.write((w) => applyWrites(writes, w.plants));
   }
 
-  settleAfterImport(): Promise<void> {
-    return this.write(() => void this.writeDb.exec(sqliteFilterUpkeep.ftsOptimize));
+  /**
+   * Merges the search index a step at a time, each step a transaction of its own: a server
+   * writing to the same file meanwhile waits for one step (at most 140 ms on 1,000,000 plants),
+   * never for the whole merge (0.6 s there, and about ten times that on ten times as many).
+   */
+  async settleAfterImport(): Promise<void> {
+    const changes = this.writeDb.prepare<[], number>('SELECT total_changes()').pluck();
+    const step = this.writeDb.prepare(sqliteFilterUpkeep.ftsMergeStep);
+    for (let merged = true; merged;) {
+      merged = await this.write(() => {
+        const before = changes.get()!;
+        step.run();
+        return changes.get()! - before > 1;
+      });
+    }
   }
 
   getPlant(id: bigint): Promise<PlantRecord | undefined> {

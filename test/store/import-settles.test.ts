@@ -10,59 +10,74 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { importPlants } from '../../src/use-cases/export-import.js';
 import { ftsStructure } from '../support/fts-structure.js';
-import { createTestStore, postgresSql, stores, suiteOptions, type TestStore } from '../support/stores.js';
+import {
+  createTestStore,
+  postgresSql,
+  stores,
+  suiteOptions,
+  type StoreKind,
+  type TestStore,
+} from '../support/stores.js';
 
 /** NDJSON lines of `count` plants from id `from`: five of the import's batches of 1,000 for 4,500. */
 const lines = (count: number, from = 1) =>
   Array.from({ length: count }, (_, i) => JSON.stringify({ id: from + i, name: `fern ${from + i}`, tag: 'shade' }));
 
+/** A fresh store of this kind, opened before the suite's tests and dropped after them. */
+function suiteStore(kind: StoreKind) {
+  const s = {} as { db: TestStore; store: Store };
+  before(async () => {
+    s.db = createTestStore(kind);
+    s.store = (await openStore({ databaseUrl: s.db.databaseUrl, databasePoolSize: 1 })).store;
+  });
+  after(async () => {
+    await s.store?.close();
+    await s.db?.drop();
+  });
+  return s;
+}
+
+/** The segments of a SQLite store's search index, read on a connection of the test's own. */
+function segments(databaseUrl: string): number {
+  const look = new Database(new URL(databaseUrl).pathname, { readonly: true });
+  try {
+    return ftsStructure(look).segments;
+  } finally {
+    look.close();
+  }
+}
+
 for (const kind of stores) {
   describe(`an import settles the store [${kind}]`, suiteOptions(kind), () => {
-    let db: TestStore;
-    let store: Store;
-    before(async () => {
-      db = createTestStore(kind);
-      store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
-    });
-    after(async () => {
-      await store?.close();
-      await db?.drop();
-    });
+    const s = suiteStore(kind);
 
     /** How many times plant_words was analyzed other than by autovacuum. */
     const analyzed = async () => {
-      const schema = new URL(db.databaseUrl).searchParams.get('schema');
+      const schema = new URL(s.db.databaseUrl).searchParams.get('schema');
       const { rows } = await postgresSql(
         `SELECT analyze_count FROM pg_stat_user_tables WHERE schemaname = '${schema}' AND relname = 'plant_words'`,
       );
       return Number((rows[0] as { analyze_count: string }).analyze_count);
     };
-    const segments = () => {
-      const look = new Database(new URL(db.databaseUrl).pathname, { readonly: true });
-      try {
-        return ftsStructure(look).segments;
-      } finally {
-        look.close();
-      }
-    };
 
     it('after its batches, and every plant is found by its words', async () => {
       const analyzedBefore = kind === 'postgres' ? await analyzed() : 0;
-      const report = await importPlants(store, loadDocument(), lines(4_500));
+      const report = await importPlants(s.store, loadDocument(), lines(4_500));
       assert.equal(report.created, 4_500);
-      if (kind === 'sqlite') assert.equal(segments(), 1, 'segments of the search index after an import');
+      if (kind === 'sqlite')
+        assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after an import');
       else assert.ok((await analyzed()) > analyzedBefore, 'plant_words was not analyzed after the import');
-      const found = await store.listPlants({ search: 'fern 4321' }, 10);
+      const found = await s.store.listPlants({ search: 'fern 4321' }, 10);
       assert.deepEqual(
         found.map((p) => p.id),
         [4321n],
       );
-      assert.equal((await store.listPlants({ search: 'fern', after: 4_490n }, 100)).length, 10);
+      assert.equal((await s.store.listPlants({ search: 'fern', after: 4_490n }, 100)).length, 10);
     });
 
     it('not when it created nothing: a second import of the same lines skips them all', async () => {
       const analyzedBefore = kind === 'postgres' ? await analyzed() : 0;
-      const report = await importPlants(store, loadDocument(), lines(10));
+      const report = await importPlants(s.store, loadDocument(), lines(10));
       assert.equal(report.skipped, 10);
       if (kind === 'postgres') assert.equal(await analyzed(), analyzedBefore);
     });
@@ -70,62 +85,34 @@ for (const kind of stores) {
 }
 
 describe('the merge after an import, on a larger index [sqlite]', suiteOptions('sqlite'), () => {
-  let db: TestStore;
-  let store: Store;
-  before(async () => {
-    db = createTestStore('sqlite');
-    store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
-  });
-  after(async () => {
-    await store?.close();
-    await db?.drop();
-  });
+  const s = suiteStore('sqlite');
 
   it('goes in steps, each committed on its own, so that other writers wait for a step only', async () => {
     for (let at = 1; at <= 100_000; at += 1_000) {
       const batch = Array.from({ length: 1_000 }, (_, i) => ({ id: BigInt(at + i), name: `moss ${at + i}` }));
-      await store.writePlants(batch.map((plant) => ({ kind: 'create', plant })));
+      await s.store.writePlants(batch.map((plant) => ({ kind: 'create', plant })));
     }
-    const commits = store.writeStats!().commits;
-    await store.settleAfterImport();
-    const steps = store.writeStats!().commits - commits;
-    const look = new Database(new URL(db.databaseUrl).pathname, { readonly: true });
-    try {
-      assert.equal(ftsStructure(look).segments, 1, 'segments of the search index after the merge');
-    } finally {
-      look.close();
-    }
+    const commits = s.store.writeStats!().commits;
+    await s.store.settleAfterImport();
+    const steps = s.store.writeStats!().commits - commits;
+    assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after the merge');
     // About 400 pages of index, merged some 200 at a time; the last step finds nothing to do.
     assert.ok(steps >= 3, `the merge took ${steps} commit(s)`);
   });
 });
 
 describe('a restore merges the search index it rebuilt [sqlite]', suiteOptions('sqlite'), () => {
-  let db: TestStore;
-  let store: Store;
-  before(async () => {
-    db = createTestStore('sqlite');
-    store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
-  });
-  after(async () => {
-    await store?.close();
-    await db?.drop();
-  });
+  const s = suiteStore('sqlite');
 
   it('into one segment, whose words find every plant', async () => {
     // FTS5's rebuild writes a segment for every few tens of thousands of names.
     const plants = Array.from({ length: 60_000 }, (_, i) => ({ id: BigInt(i + 1), name: `palm ${i + 1}` }));
-    await store.restoreInto(async (target) => {
+    await s.store.restoreInto(async (target) => {
       for (let at = 0; at < plants.length; at += 10_000) await target.insertPlants(plants.slice(at, at + 10_000));
     });
-    const look = new Database(new URL(db.databaseUrl).pathname, { readonly: true });
-    try {
-      assert.equal(ftsStructure(look).segments, 1, 'segments of the search index after a restore');
-    } finally {
-      look.close();
-    }
+    assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after a restore');
     assert.deepEqual(
-      (await store.listPlants({ search: 'palm 54321' }, 10)).map((p) => p.id),
+      (await s.store.listPlants({ search: 'palm 54321' }, 10)).map((p) => p.id),
       [54321n],
     );
   });

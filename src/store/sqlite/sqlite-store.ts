@@ -12,7 +12,7 @@ import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
 import { openConnections, prepareFile, removeCreated, type OpenOptions } from './connection.js';
-import { migrate, sqliteFilterUpkeep } from './migrations.js';
+import { migrate } from './migrations.js';
 import { sqliteReads } from './reads.js';
 import { WalSync } from './wal-sync.js';
 import { sqliteError, SqliteWriter, type JobKind } from './writer.js';
@@ -146,15 +146,7 @@ export class SqliteStore implements Store {
    * never for the whole merge (0.6 s there, and about ten times that on ten times as many).
    */
   async settleAfterImport(): Promise<void> {
-    const changes = this.writeDb.prepare<[], number>('SELECT total_changes()').pluck();
-    const step = this.writeDb.prepare(sqliteFilterUpkeep.ftsMergeStep);
-    for (let merged = true; merged;) {
-      merged = await this.write(() => {
-        const before = changes.get()!;
-        step.run();
-        return changes.get()! - before > 1;
-      });
-    }
+    for (let merged = true; merged;) merged = await this.write((w) => w.mergeSearchIndexStep());
   }
 
   getPlant(id: bigint): Promise<PlantRecord | undefined> {

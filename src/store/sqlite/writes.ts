@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { TokenRecord } from '../../domain/token.js';
 import type { PlantTx } from '../write-path.js';
+import { sqliteFilterUpkeep } from './migrations.js';
 import { sqlitePlantTx } from './plant-tx.js';
 import { webhookWrites } from './webhook-writes.js';
 
@@ -11,6 +12,8 @@ export function sqliteWrites(db: Database.Database) {
       'INSERT INTO tokens (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     revokeToken: db.prepare('UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?'),
+    totalChanges: db.prepare<[], number>('SELECT total_changes()').pluck(),
+    mergeSearchIndex: db.prepare(sqliteFilterUpkeep.ftsMergeStep),
   };
   const webhooks = webhookWrites(db);
   const plants: PlantTx = sqlitePlantTx(db, webhooks.emit);
@@ -31,5 +34,11 @@ export function sqliteWrites(db: Database.Database) {
       );
     },
     revokeToken: (id: string, at: Date): boolean => s.revokeToken.run(at.getTime(), id).changes === 1,
+    /** One step of merging the search index; false when it found nothing left to merge. */
+    mergeSearchIndexStep(): boolean {
+      const before = s.totalChanges.get()!;
+      s.mergeSearchIndex.run();
+      return s.totalChanges.get()! - before > 1;
+    },
   };
 }

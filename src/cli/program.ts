@@ -6,6 +6,7 @@ import { SETTINGS } from '../config/settings.js';
 import { StoreUnavailableError } from '../domain/errors.js';
 import { createServices } from '../services.js';
 import { backupCommands } from './backup-commands.js';
+import { keepHeapSmall } from './heap.js';
 import { CliExit, type CliIo } from './io.js';
 import { migrateCommand } from './migrate-command.js';
 import { tokenCommands } from './token-commands.js';
@@ -58,7 +59,9 @@ function buildProgram(io: CliIo): Command {
     const config = loadConfig(io.env, flags);
     // The HTTP server is loaded by the command that serves only: the others start faster without it.
     const { serve } = await import('../http/server.js');
-    await serve(await createServices(config));
+    const services = await createServices(config);
+    await serve(services);
+    services.log.debug(keepHeapSmall(), 'old-generation heap limits set above what each collection keeps');
   });
 
   migrateCommand(program, io);

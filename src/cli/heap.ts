@@ -3,8 +3,8 @@ import { setFlagsFromString } from 'node:v8';
 /**
  * Keeps the server's heap near what it holds, once it is listening: each limit of the old
  * generation 30% above what the last full collection kept, instead of a factor of V8's choosing
- * (up to 4). Under the benchmark's PostgreSQL reads the server's RSS reached 199 MiB for about
- * 25 MB of heap in use; with this, 139 MiB (docs/performance.md#memory).
+ * (up to 4). Under the benchmark's PostgreSQL reads the server's RSS reached 199 MiB, and 172 MiB
+ * after two minutes of writes; with this, 131-142 and 140 MiB (docs/performance.md#memory).
  *
  * Given on the command line (`--heap-growing-percent=30`), the flag cost about 50 ms of start-up:
  * Node's code caches are keyed by V8's flags, so it compiled its own modules and the

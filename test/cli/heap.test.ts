@@ -1,8 +1,9 @@
-// The server's heap after keepHeapSmall (called by `plant-store serve` once it listens): the same
-// allocations, in two fresh processes started as `npm start` starts the server, one with it and one
-// without. Each keeps its last 20 rounds of objects (about 20 MB), long enough for them to reach the
-// old generation, and drops the older ones, as a server under load does with its requests. Not
-// timed: V8 sizes the old generation by what it allocates and keeps.
+// The server's heap after keepHeapSmall (called by `plant-store serve` once it listens): the
+// same allocations, in two fresh processes with npm start's young generation
+// (--max-semi-space-size=8), one with it and one without. Each keeps its last 20 rounds of
+// objects (about 20 MB), long enough for them to reach the old generation, and drops the older
+// ones, as a server under load does with its requests. Not timed: V8 sizes the old generation by
+// what it allocates and keeps.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, describe, it } from 'node:test';

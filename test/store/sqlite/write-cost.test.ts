@@ -1,6 +1,7 @@
 // What a write costs SQLite beyond its rows, seen from outside the code. A replace rewrites only
 // the columns that changed: the WAL shows which b-trees' pages a commit wrote, so a rename that
-// keeps the tag must leave the tag index alone. And a batch of plant writes keeps its
+// keeps the tag must leave the tag index alone, and neither a rename nor a delete writes a table
+// the search index keeps only for ranking. And a batch of plant writes keeps its
 // savepoint journal in memory, where an import's or any other job's spills to a temporary file.
 // The search index (FTS5) writes one segment of words per batch, not one per plant.
 import assert from 'node:assert/strict';
@@ -64,6 +65,13 @@ describe('what a replace writes [sqlite]', () => {
     return btreesInWal(s.look, s.path);
   }
 
+  /** The b-trees whose pages the commit of this one delete wrote. */
+  async function deletion(id: bigint): Promise<Set<string>> {
+    s.look.pragma('wal_checkpoint(TRUNCATE)');
+    assert.equal((await s.store.writePlant({ kind: 'delete', id })).kind, 'deleted');
+    return btreesInWal(s.look, s.path);
+  }
+
   it('a rename that keeps the tag leaves the tag index alone; each is found as it now is', async () => {
     const both = await written(1n, 'renamed one', 'sun');
     assert.ok(both.has('plants') && both.has('plants_tag') && both.has('plants_fts_data'), [...both].join(', '));
@@ -75,6 +83,13 @@ describe('what a replace writes [sqlite]', () => {
     // (FTS5 itself writes nothing for a name that stays the same.)
     const retagged = await written(3n, 'plant 3', 'sun');
     assert.ok(retagged.has('plants') && retagged.has('plants_tag'), [...retagged].join(', '));
+
+    // FTS5's table of name lengths (for ranking, which a search here never does) is gone: its
+    // row per plant was a page at a random place in every rename and delete.
+    const deleted = await deletion(3n);
+    for (const pages of [both, renamed, deleted]) assert.ok(!pages.has('plants_fts_docsize'), [...pages].join(', '));
+    assert.ok(deleted.has('plants') && deleted.has('plants_fts_data'), [...deleted].join(', '));
+    await s.store.writePlant({ kind: 'create', plant: { id: 3n, name: 'plant 3', tag: 'sun' } });
 
     // And each is found as it now is, by its words and by its tag.
     const ids = async (query: Parameters<Store['listPlants']>[0]) =>

@@ -111,6 +111,7 @@ export class SqliteStore implements Store {
     // fine): a commit that changes nothing says whether it can take writes again. It rejects
     // while the storage still fails, and a success clears the failure.
     if (this.ready?.writer.storageFailure) {
+      this.emptyWal();
       await this.write(() => {
         const version = this.writeDb.pragma('user_version', { simple: true }) as number;
         this.writeDb.pragma(`user_version = ${version}`);
@@ -123,6 +124,26 @@ export class SqliteStore implements Store {
         undefined,
         `the disk is full (${free} bytes free); writes fail until there is room`,
       );
+    }
+  }
+
+  /**
+   * Copies the WAL into the database file and empties it, unless a lock is held (then it stays as
+   * it is). A refused commit's pages stay in the WAL past the last commit, and SQLite writes the
+   * next commit over them: a page fits there whatever the storage, so readiness's commit said yes
+   * while every write still failed. Emptied, the WAL grows for a commit as for a write; and a WAL
+   * that reached a file-size limit makes room for writes again, where the database file has it.
+   */
+  private emptyWal(): void {
+    // Never waits: a lock held elsewhere would stop the event loop meanwhile.
+    const wait = this.readDb.pragma('busy_timeout', { simple: true }) as number;
+    this.readDb.pragma('busy_timeout = 0');
+    try {
+      this.readDb.pragma('wal_checkpoint(TRUNCATE)');
+    } catch (err) {
+      throw sqliteError(err);
+    } finally {
+      this.readDb.pragma(`busy_timeout = ${wait}`);
     }
   }
 

@@ -125,9 +125,8 @@ describe('a file-size limit', () => {
     }
     assert.ok(refused, 'a write was refused');
     assert.equal(refused.status, 503, refused.text);
-    // The refused commit's pages stay in the WAL past the last commit, and SQLite writes the next
-    // commit over them: readiness's one-page commit may fit there while every write still fails
-    // (README, Health checks). Held at the database file's size, the limit leaves no such room.
+    // Readiness copies the WAL into the database file before its commit, which would make room
+    // here: the limit now holds that file at its size too, as a full quota would.
     const file = server.databaseUrl.slice('sqlite:'.length);
     execFileSync('prlimit', ['--pid', String(server.proc.pid), `--fsize=${statSync(file).size}:`]);
     const ready = await send(server.url, { path: '/readyz' });
@@ -142,6 +141,28 @@ describe('a file-size limit', () => {
     execFileSync('prlimit', ['--pid', String(server.proc.pid), '--fsize=unlimited:']);
     assert.ok(await pollUntil(async () => (await send(server!.url, { path: '/readyz' })).status === 200, 5000));
     assert.equal((await postPlant(server.url, server.token, `{"id":20001,"name":"${name}"}`)).status, 200);
+    assert.equal(await server.stop(), 0);
+    server = undefined;
+  });
+
+  it('a WAL that reached the limit is copied into the database file, and writes are taken again', async () => {
+    const limit = 2 * 1024 * 1024;
+    server = await startServer({ wrapper: ['prlimit', `--fsize=${limit}:`, '--'] });
+    const name = 'y'.repeat(256);
+    let id = 1;
+    for (; id <= 20_000; id++) {
+      if ((await postPlant(server.url, server.token, `{"id":${id},"name":"${name}"}`)).status !== 200) break;
+    }
+    assert.ok(id <= 20_000, 'a write was refused');
+    // The WAL holds at most the limit; the database file, about as many pages, has room for them.
+    // The refused commit's pages stay past the last commit, and a commit of one page fits over
+    // them: readiness must not say yes on that while writes still fail.
+    const ready = await send(server.url, { path: '/readyz' });
+    assert.equal(ready.status, 200, ready.text);
+    for (let more = 0; more < 50; more++) {
+      const r = await postPlant(server.url, server.token, `{"id":${id + more},"name":"${name}"}`);
+      assert.equal(r.status, 200, `write ${more + 1} after /readyz said 200: ${r.text}`);
+    }
     assert.equal(await server.stop(), 0);
     server = undefined;
   });

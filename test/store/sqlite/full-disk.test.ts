@@ -126,7 +126,7 @@ describe('a file-size limit', () => {
     assert.ok(refused, 'a write was refused');
     assert.equal(refused.status, 503, refused.text);
     // Readiness copies the WAL into the database file before its commit, which would make room
-    // here: the limit now holds that file at its size too, as a full quota would.
+    // here: the limit is lowered to that file's size, so no file can grow, as under a full quota.
     const file = server.databaseUrl.slice('sqlite:'.length);
     execFileSync('prlimit', ['--pid', String(server.proc.pid), `--fsize=${statSync(file).size}:`]);
     const ready = await send(server.url, { path: '/readyz' });
@@ -154,9 +154,10 @@ describe('a file-size limit', () => {
       if ((await postPlant(server.url, server.token, `{"id":${id},"name":"${name}"}`)).status !== 200) break;
     }
     assert.ok(id <= 20_000, 'a write was refused');
-    // The WAL holds at most the limit; the database file, about as many pages, has room for them.
-    // The refused commit's pages stay past the last commit, and a commit of one page fits over
-    // them: readiness must not say yes on that while writes still fail.
+    // The WAL is at the limit; the database file needs a page for each page the WAL holds, far
+    // fewer than its frames, and has room for them. The refused commit's pages stay past the
+    // last commit, and a commit of one page fits over them: readiness must not say yes on that
+    // while writes still fail.
     const ready = await send(server.url, { path: '/readyz' });
     assert.equal(ready.status, 200, ready.text);
     for (let more = 0; more < 50; more++) {

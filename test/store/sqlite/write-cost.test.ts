@@ -72,7 +72,7 @@ describe('what a replace writes [sqlite]', () => {
     return btreesInWal(s.look, s.path);
   }
 
-  it('a rename that keeps the tag leaves the tag index alone; each is found as it now is', async () => {
+  it('a rename that keeps the tag leaves the tag index alone, no write the ranking table; each is found as it now is', async () => {
     const both = await written(1n, 'renamed one', 'sun');
     assert.ok(both.has('plants') && both.has('plants_tag') && both.has('plants_fts_data'), [...both].join(', '));
 

@@ -109,6 +109,16 @@ describe('a full disk', { skip }, () => {
 // A file-size limit stands for what statfs does not show: a quota, a filesystem's limit on one
 // file. The storage fails the commits while the disk looks roomy; readiness and the metric go by
 // the last commit, and a commit that changes nothing tells when writes can be taken again.
+/** Creates plants with this name until one is refused: that answer, and the id it had. */
+async function writeUntilRefused(server: ServerProcess, name: string) {
+  // 2 MB of WAL is a few thousand single-plant commits; bounded so the loop always ends.
+  for (let id = 1; id <= 20_000; id++) {
+    const r = await postPlant(server.url, server.token, `{"id":${id},"name":"${name}"}`);
+    if (r.status !== 200) return { refused: r, id };
+  }
+  return { refused: undefined, id: 20_001 };
+}
+
 describe('a file-size limit', () => {
   let server: ServerProcess | undefined;
   after(() => server?.kill());
@@ -117,12 +127,7 @@ describe('a file-size limit', () => {
     const limit = 2 * 1024 * 1024;
     server = await startServer({ wrapper: ['prlimit', `--fsize=${limit}:`, '--'] });
     const name = 'x'.repeat(256);
-    let refused: Awaited<ReturnType<typeof postPlant>> | undefined;
-    // 2 MB of WAL is a few thousand single-plant commits; bounded so the loop always ends.
-    for (let id = 1; id <= 20_000 && !refused; id++) {
-      const r = await postPlant(server.url, server.token, `{"id":${id},"name":"${name}"}`);
-      if (r.status !== 200) refused = r;
-    }
+    const { refused } = await writeUntilRefused(server, name);
     assert.ok(refused, 'a write was refused');
     assert.equal(refused.status, 503, refused.text);
     // Readiness copies the WAL into the database file before its commit, which would make room
@@ -149,11 +154,8 @@ describe('a file-size limit', () => {
     const limit = 2 * 1024 * 1024;
     server = await startServer({ wrapper: ['prlimit', `--fsize=${limit}:`, '--'] });
     const name = 'y'.repeat(256);
-    let id = 1;
-    for (; id <= 20_000; id++) {
-      if ((await postPlant(server.url, server.token, `{"id":${id},"name":"${name}"}`)).status !== 200) break;
-    }
-    assert.ok(id <= 20_000, 'a write was refused');
+    const { refused, id } = await writeUntilRefused(server, name);
+    assert.ok(refused, 'a write was refused');
     // The WAL is at the limit; the database file needs a page for each page the WAL holds, far
     // fewer than its frames, and has room for them. The refused commit's pages stay past the
     // last commit, and a commit of one page fits over them: readiness must not say yes on that

@@ -13,6 +13,7 @@ import Database from 'better-sqlite3';
 import { openStore } from '../../../src/store/open-store.js';
 import { SqliteWriter, type JobKind } from '../../../src/store/sqlite/writer.js';
 import { WalSync } from '../../../src/store/sqlite/wal-sync.js';
+import type { PlantWrite, WriteOutcome } from '../../../src/domain/plant-write.js';
 import type { Store } from '../../../src/store/store.js';
 import { ftsStructure } from '../../support/fts-structure.js';
 
@@ -57,20 +58,14 @@ describe('what a replace writes [sqlite]', () => {
       await store.writePlant({ kind: 'create', plant: { id: i, name: `plant ${i}`, tag: 'shade' } });
   });
 
-  /** The b-trees whose pages the commit of this one replace wrote. */
-  async function written(id: bigint, name: string, tag: string): Promise<Set<string>> {
+  /** The b-trees whose pages the commit of this one write wrote; it must end as `outcome`. */
+  async function pagesOf(write: PlantWrite, outcome: WriteOutcome['kind']): Promise<Set<string>> {
     s.look.pragma('wal_checkpoint(TRUNCATE)');
-    const outcome = await s.store.writePlant({ kind: 'replace', plant: { id, name, tag } });
-    assert.equal(outcome.kind, 'updated');
+    assert.equal((await s.store.writePlant(write)).kind, outcome);
     return btreesInWal(s.look, s.path);
   }
-
-  /** The b-trees whose pages the commit of this one delete wrote. */
-  async function deletion(id: bigint): Promise<Set<string>> {
-    s.look.pragma('wal_checkpoint(TRUNCATE)');
-    assert.equal((await s.store.writePlant({ kind: 'delete', id })).kind, 'deleted');
-    return btreesInWal(s.look, s.path);
-  }
+  const written = (id: bigint, name: string, tag: string) =>
+    pagesOf({ kind: 'replace', plant: { id, name, tag } }, 'updated');
 
   it('a rename that keeps the tag leaves the tag index alone, no write the ranking table; each is found as it now is', async () => {
     const both = await written(1n, 'renamed one', 'sun');
@@ -86,7 +81,7 @@ describe('what a replace writes [sqlite]', () => {
 
     // FTS5's table of name lengths (for ranking, which a search here never does) is gone: its
     // row per plant was a page at a random place in every rename and delete.
-    const deleted = await deletion(3n);
+    const deleted = await pagesOf({ kind: 'delete', id: 3n }, 'deleted');
     for (const pages of [both, renamed, deleted]) assert.ok(!pages.has('plants_fts_docsize'), [...pages].join(', '));
     assert.ok(deleted.has('plants') && deleted.has('plants_fts_data'), [...deleted].join(', '));
     await s.store.writePlant({ kind: 'create', plant: { id: 3n, name: 'plant 3', tag: 'sun' } });

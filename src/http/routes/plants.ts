@@ -43,8 +43,11 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
   });
 
   app.operation('getPlant', async (request, reply) => {
-    const plant = withEtag(reply, await getPlant(store, (request.params as IdParams).id));
-    if (noneMatchHolds(request.headers['if-none-match'], etagOf(plant))) return reply.code(304).send();
+    const plant = await getPlant(store, (request.params as IdParams).id);
+    // Hashed once: the ETag sent is the one If-None-Match is compared with.
+    const etag = etagOf(plant);
+    reply.header('etag', etag);
+    if (noneMatchHolds(request.headers['if-none-match'], etag)) return reply.code(304).send();
     return plant;
   });
 

@@ -1,5 +1,12 @@
 import fastJson from 'fast-json-stringify';
-import type { FastifyInstance, FastifyRequest, RouteHandlerMethod, RouteOptions } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  RouteHandlerMethod,
+  RouteOptions,
+} from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiDocument } from '../../openapi/document.js';
 import { parametersSchema, requestSchema } from '../../openapi/request-schema.js';
@@ -45,8 +52,9 @@ function cached<T>(compile: (schema: unknown) => T): (route: { schema: unknown }
  * only what the published document already says.
  */
 function routeNotFound(doc: ApiDocument) {
-  return async function (request: FastifyRequest): Promise<void> {
-    if (!request.is404) return;
+  // Synchronous (it calls done), as the request log's hooks are: see request-log.ts.
+  return function (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    if (!request.is404) return done();
     const path = request.url.split('?')[0] ?? '';
     const known = doc.paths.find((p) => p.pattern.test(path));
     // Error messages are one line of at most 1024 characters (the Error schema); a path can be far longer.

@@ -27,18 +27,22 @@ export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
  */
 export const requestLogPlugin = fp<{ metrics: Metrics }>(
   async (app, { metrics }) => {
-    app.addHook('onRequest', async (request, reply) => {
+    // Synchronous hooks, which call done: Fastify runs the next hook at once instead of a
+    // promise's turn later. What one throws is handled as an async hook's rejection is.
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
       const problem = hostProblem(request.raw);
       if (problem !== undefined) {
         reply.header('connection', 'close');
         throw new HttpError(400, problem);
       }
+      done();
     });
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       logRequest(request, reply);
       const route = request.routeOptions.config.route ?? NO_ROUTE;
       metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      done();
     });
     app.addHook('onError', async (_request, _reply, err) => {
       if (err instanceof StoreUnavailableError) metrics.storeError();

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonObject, Operation } from '../openapi/document.js';
 import { HttpError } from './http-error.js';
 
@@ -15,7 +15,8 @@ export function queryGuard(op: Operation) {
   const arrays = new Set(declared.filter((p) => (p.schema as JsonObject).type === 'array').map((p) => p.name));
   const names = new Set(declared.map((p) => p.name as string));
   const takes = names.size === 0 ? 'takes no query parameters' : `takes only ${[...names].join(', ')}`;
-  return async function (request: FastifyRequest): Promise<void> {
+  // Synchronous, as the request log's hooks are (see request-log.ts).
+  return function (request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
     checkEncoding(request.url);
     const query = request.query as Record<string, string | string[]>;
     const unknown = Object.keys(query).filter((name) => !names.has(name));
@@ -31,6 +32,7 @@ export function queryGuard(op: Operation) {
         throw new HttpError(400, `query parameter ${name} is given ${value.length} times; give it once`);
       }
     }
+    done();
   };
 }
 

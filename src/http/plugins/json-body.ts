@@ -68,10 +68,11 @@ async function closeWhenBodyUnread(request: FastifyRequest, reply: FastifyReply)
  * limit is 413 at once; only then is a client that sent `Expect: 100-continue` invited to send it.
  */
 export function requireContentType(mediaType: string) {
-  return async function (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  // A synchronous preParsing hook: done() keeps the payload stream as it is (see request-log.ts).
+  return function (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: () => void): void {
     const { headers } = request;
     const type = headers['content-type'];
-    if (type === undefined && !declaresBody(headers)) return;
+    if (type === undefined && !declaresBody(headers)) return done();
     // Node keeps the first of several Content-Type fields; a client that sent two meant one of
     // them, and this server will not guess which (a singleton field, RFC 9110 8.3).
     if ((request.raw.headersDistinct?.['content-type']?.length ?? 1) > 1) {
@@ -81,6 +82,7 @@ export function requireContentType(mediaType: string) {
       throw new HttpError(415, `Content-Type must be ${mediaType} (charset=utf-8 is allowed)`);
     }
     admitBody(request, reply);
+    done();
   };
 }
 

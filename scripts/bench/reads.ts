@@ -1,9 +1,10 @@
 // The read benchmark: plain pages and filtered pages (a common and a rare tag, a word, with a
 // random cursor too) on a store of 1,000 plants and on a store of BENCH_BIG_STORE, SQLite or
 // PostgreSQL. A page must cost the same on both: the ratio of time per request, big over small.
-// Both stores are served at once and each load alternates between them over the rounds (A/B
-// interleaved), so that a noisy moment of the machine hits both sides of a ratio alike.
-import { load, row } from './load.js';
+// Both stores are served at once, and within each round a load alternates between them second by
+// second (small, big, then big, small, ...), so that a noisy moment of the machine hits both sides
+// of a ratio alike.
+import { load, row, type LoadResult, type LoadSpec } from './load.js';
 import type { Running } from './processes.js';
 import { fmt, median, table } from './report.js';
 import { FILTERED, seededId } from './seed.js';
@@ -36,8 +37,32 @@ function readLoads(size: number): Record<string, () => { path: string }> {
 }
 
 /**
+ * One round of a load on both stores: `seconds` slices of 1 s each, in turn, the order swapped
+ * every slice (ABBA) so that drift within the round falls on both alike. Until 2026-11-24 a round
+ * ran 5 s on the small store, then 5 s on the big one: the rounds of one read ranged from 0.63 to
+ * 1.80 in one run, and in two runs that day a different read's median passed 1.5 (1.54, 1.58).
+ */
+async function alternate(targets: Running[], specs: Omit<LoadSpec, 'seconds'>[], seconds: number) {
+  const slices: LoadResult[][] = targets.map(() => []);
+  for (let slice = 0; slice < seconds; slice++) {
+    const order = slice % 2 === 0 ? [0, 1] : [1, 0];
+    for (const k of order) slices[k]!.push(await load(targets[k]!, { ...specs[k]!, seconds: 1 }));
+  }
+  return slices.map((r): LoadResult => ({
+    rps: r.reduce((sum, x) => sum + x.rps, 0) / r.length,
+    p50: median(r.map((x) => x.p50)),
+    p99: median(r.map((x) => x.p99)),
+    errors: r.reduce((sum, x) => sum + x.errors, 0),
+    non2xx: r.reduce((sum, x) => sum + x.non2xx, 0),
+    peakRssMb: Math.max(...r.map((x) => x.peakRssMb)),
+    ...(r.every((x) => x.loopP99 !== undefined) && { loopP99: Math.max(...r.map((x) => x.loopP99!)) }),
+  }));
+}
+
+/**
  * Runs every read load on the two stores `start` seeds and serves (1,000 plants and `big`), in
- * `rounds` rounds of small then big, then prints the table and the ratios (median of the rounds).
+ * `rounds` rounds of both stores second by second, then prints the table and the ratios (median
+ * of the rounds).
  */
 export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise<Running>): Promise<void> {
   const rows: (string | number)[][] = [];
@@ -46,21 +71,18 @@ export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise
   try {
     for (const size of [1000, b.big]) services.push([size, await start(size)]);
     for (const name of Object.keys(readLoads(1))) {
+      const targets = services.map(([, service]) => service);
+      const specs = services.map(([size]) => ({
+        method: 'GET' as const,
+        headers: b.headers,
+        next: readLoads(size)[name]!,
+        connections: b.connections,
+      }));
+      for (const [k, target] of targets.entries()) await load(target, { ...specs[k]!, seconds: 1 }); // warm-up
       for (let round = 1; round <= b.rounds; round++) {
-        const rps: number[] = [];
-        for (const [size, service] of services) {
-          const spec = {
-            method: 'GET' as const,
-            headers: b.headers,
-            next: readLoads(size)[name]!,
-            connections: b.connections,
-          };
-          if (round === 1) await load(service, { ...spec, seconds: 1 });
-          const r = await load(service, { ...spec, seconds: b.seconds });
-          rps.push(r.rps);
-          rows.push(row(`${round} ${name} (${size.toLocaleString('en')})`, r));
-        }
-        (ratios[name] ??= []).push(rps[0]! / rps[1]!);
+        const results = await alternate(targets, specs, b.seconds);
+        results.forEach((r, k) => rows.push(row(`${round} ${name} (${services[k]![0].toLocaleString('en')})`, r)));
+        (ratios[name] ??= []).push(results[0]!.rps / results[1]!.rps);
       }
     }
   } finally {

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { JsonObject, Operation } from '../openapi/document.js';
 import { HttpError } from './http-error.js';
 
@@ -16,7 +16,7 @@ export function queryGuard(op: Operation) {
   const names = new Set(declared.map((p) => p.name as string));
   const takes = names.size === 0 ? 'takes no query parameters' : `takes only ${[...names].join(', ')}`;
   // Synchronous, as the request log's hooks are (see request-log.ts).
-  return function (request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  return function (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     checkEncoding(request.url);
     const query = request.query as Record<string, string | string[]>;
     const unknown = Object.keys(query).filter((name) => !names.has(name));

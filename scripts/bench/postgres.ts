@@ -1,7 +1,8 @@
 // The write benchmark on PostgreSQL: POST /plants against pgbench's one-row INSERT transactions at
 // the same number of clients on the same database server, and PUT and DELETE against POST, in the
 // same rounds (A/B interleaved); then two instances on one database. The bare node:http baseline
-// (HTTP with no database) and GET /plants/{id} (batched like the writes) run in the same rounds.
+// (HTTP with no database) and GET /plants/{id} (batched like the writes) run in the same rounds,
+// and so does the bare store (the baseline with the store behind it, on a schema of its own).
 // Skipped, saying why, when PostgreSQL cannot be reached.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { load, row, type LoadResult } from './load.js';
-import { startBaseline, startService, type Running } from './processes.js';
+import { startBareStore, startBaseline, startService, type Running } from './processes.js';
 import { fmt, median, table } from './report.js';
 import { writeLoads, writeSpec, type WriteBench } from './writes.js';
 
@@ -58,50 +59,68 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
   const admin = await connectOrSkip();
   if (!admin) return;
   const env = { DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: b.token };
+  const bareSchema = `${schema}_bare`;
   const instances: Running[] = [];
   try {
     instances.push(await startService(env));
     const service = instances[0]!;
     await admin.query(`CREATE TABLE ${schema}.t (id bigint PRIMARY KEY, name text NOT NULL, tag text)`);
-    // The plants PUT and DELETE work on, as writes.ts numbers them.
-    await admin.query(
-      `INSERT INTO ${schema}.plants (id, name, tag) SELECT g::bigint * 7919, 'plant ' || g, 'seeded' FROM generate_series(0, 299999) g`,
-    );
-    await admin.query(`VACUUM ANALYZE ${schema}.plants`);
-    const spec = writeSpec(b, writeLoads());
     instances.push(await startBaseline());
     const baseline = instances[1]!;
+    instances.push(await startBareStore({ DATABASE_URL: `${SERVER}?schema=${bareSchema}` }));
+    const bare = instances[2]!;
+    // The plants PUT and DELETE work on, as writes.ts numbers them, in each store's schema.
+    for (const s of [schema, bareSchema]) {
+      await admin.query(
+        `INSERT INTO ${s}.plants (id, name, tag) SELECT g::bigint * 7919, 'plant ' || g, 'seeded' FROM generate_series(0, 299999) g`,
+      );
+      await admin.query(`VACUUM ANALYZE ${s}.plants`);
+    }
+    const spec = writeSpec(b, writeLoads());
+    const bareSpec = writeSpec(b, writeLoads());
     await load(service, spec('POST', 1));
     await load(baseline, spec('POST', 1));
+    await load(bare, bareSpec('POST', 1));
     await pgbench(b.dir, schema, b.connections, 1);
     const rows: (string | number)[][] = [];
     const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
-    const bare: number[] = [];
+    const bareBase: number[] = [];
+    const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
     const posts: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, spec('POST'));
       const ref = await pgbench(b.dir, schema, b.connections, b.seconds);
+      const barePost = await load(bare, bareSpec('POST'));
       const put = await load(service, spec('PUT'));
+      const barePut = await load(bare, bareSpec('PUT'));
       const del = await load(service, spec('DELETE'));
+      const bareDel = await load(bare, bareSpec('DELETE'));
       const get = await load(service, spec('GET'));
       const base = await load(baseline, spec('POST'));
       posts.push(post);
       ratio.GET.push(get.rps / ref.tps);
-      bare.push(base.rps / ref.tps);
+      bareBase.push(base.rps / ref.tps);
+      bareRatio.POST.push(barePost.rps / ref.tps);
+      bareRatio.PUT.push(barePut.rps / barePost.rps);
+      bareRatio.DELETE.push(bareDel.rps / barePost.rps);
       ratio.POST.push(post.rps / ref.tps);
       ratio.PUT.push(put.rps / post.rps);
       ratio.DELETE.push(del.rps / post.rps);
       rows.push(
         row(`${round} POST plant-store`, post),
         [`${round} pgbench INSERT`, ref.tps, '-', '-', '-', '-', '-', `avg ${fmt(ref.ms)} ms`],
+        row(`${round} POST bare store`, barePost),
         row(`${round} PUT plant-store`, put),
+        row(`${round} PUT bare store`, barePut),
         row(`${round} DELETE plant-store`, del),
+        row(`${round} DELETE bare store`, bareDel),
         row(`${round} GET by id plant-store`, get),
         row(`${round} POST baseline`, base),
       );
     }
     await baseline.stop();
-    instances.splice(1, 1, await startService(env));
+    await bare.stop();
+    instances.splice(1, 2, await startService(env));
     const half = Math.ceil(b.connections / 2);
     const both = await Promise.all(instances.map((i) => load(i, spec('POST', b.seconds, half))));
     rows.push([
@@ -119,12 +138,15 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       `\nPOST / pgbench (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 1.0)` +
         `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 20)` +
         `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target >= 0.77)` +
-        `\nbare node:http baseline / pgbench: ${fmt(median(bare))}x  (HTTP with no database at all)` +
+        `\nbare node:http baseline / pgbench: ${fmt(median(bareBase))}x  (HTTP with no database at all)` +
+        `\nbare store POST / pgbench: ${fmt(median(bareRatio.POST))}x  (the same batched write with no HTTP features)` +
+        `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +
         `\nGET by id / pgbench: ${fmt(median(ratio.GET))}x  (reads by id are batched too)`,
     );
   } finally {
     await Promise.all(instances.map((i) => i.stop()));
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${bareSchema} CASCADE`);
     await admin.end();
   }
 }

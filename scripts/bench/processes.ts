@@ -47,6 +47,14 @@ export function startBaseline(): Promise<Running> {
   return start([`${ROOT}scripts/bench/baseline-server.mjs`], {}, false);
 }
 
+/**
+ * The bare baseline with the store behind it (`bare-store-server.mjs`), started with the flags
+ * and environment of `npm start`, as the service is.
+ */
+export function startBareStore(env: Record<string, string>): Promise<Running> {
+  return start([...NODE_FLAGS, `${ROOT}scripts/bench/bare-store-server.mjs`], { ...NODE_ENV_SET, ...env }, false);
+}
+
 async function start(args: string[], env: Record<string, string>, probed: boolean): Promise<Running> {
   const started = performance.now();
   const proc = spawn(process.execPath, args, {

@@ -3,10 +3,12 @@
 // machine hits every figure alike. GET /plants/{id} is measured after them, each round beside the
 // baseline again: a request that does everything a write does on the HTTP side (auth, rate limit,
 // validation, log line, metrics) and stores nothing, so its ratio to the baseline is about the
-// most a write's could be.
+// most a write's could be. The bare store (the baseline with the store behind it, on a store
+// seeded alike) takes the same three write loads in the same rounds: what a durable write alone
+// reaches here, and what the service's HTTP side costs on top of it.
 import { join } from 'node:path';
 import { load, row, type LoadResult } from './load.js';
-import { startBaseline, startService } from './processes.js';
+import { startBareStore, startBaseline, startService } from './processes.js';
 import { fmt, median, table } from './report.js';
 import { seedStore, seededId } from './seed.js';
 
@@ -56,33 +58,51 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
     `\n## Writes on SQLite, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, A/B interleaved\n`,
   );
   const path = join(b.dir, 'writes.db');
+  const barePath = join(b.dir, 'writes-bare.db');
   await seedStore(path, SEEDED, b.token);
+  await seedStore(barePath, SEEDED, b.token);
   const service = await startService({ DATABASE_URL: `sqlite:${path}`, PLANT_STORE_TOKEN: b.token });
   const baseline = await startBaseline();
+  const bare = await startBareStore({ DATABASE_URL: `sqlite:${barePath}` });
   const spec = writeSpec(b, writeLoads());
+  // Its own ids and counters: the same sequence of writes on its own store.
+  const bareSpec = writeSpec(b, writeLoads());
   await load(service, spec('POST', 1)); // warm-up: JIT, first pages of the store
   await load(baseline, spec('POST', 1));
+  await load(bare, bareSpec('POST', 1));
   const rows: (string | number)[][] = [];
   const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
+  const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], service: [] as number[] };
   const posts: LoadResult[] = [];
   const writes: LoadResult[] = [];
   for (let round = 1; round <= b.rounds; round++) {
     const post = await load(service, spec('POST'));
     const base = await load(baseline, spec('POST'));
+    const barePost = await load(bare, bareSpec('POST'));
     const put = await load(service, spec('PUT'));
+    const barePut = await load(bare, bareSpec('PUT'));
     const del = await load(service, spec('DELETE'));
+    const bareDel = await load(bare, bareSpec('DELETE'));
     posts.push(post);
     writes.push(post, put, del);
     ratio.POST.push(post.rps / base.rps);
     ratio.PUT.push(put.rps / post.rps);
     ratio.DELETE.push(del.rps / post.rps);
+    bareRatio.POST.push(barePost.rps / base.rps);
+    bareRatio.PUT.push(barePut.rps / barePost.rps);
+    bareRatio.DELETE.push(bareDel.rps / barePost.rps);
+    bareRatio.service.push(post.rps / barePost.rps);
     rows.push(
       row(`${round} POST plant-store`, post),
       row(`${round} POST baseline`, base),
+      row(`${round} POST bare store`, barePost),
       row(`${round} PUT plant-store`, put),
+      row(`${round} PUT bare store`, barePut),
       row(`${round} DELETE plant-store`, del),
+      row(`${round} DELETE bare store`, bareDel),
     );
   }
+  await bare.stop();
   // The reads come after every write round, each beside the baseline again: the peak RSS of the
   // writes stays theirs alone (reads fill the read connection's page cache).
   for (let round = 1; round <= b.rounds; round++) {
@@ -97,7 +117,10 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
       `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 10)` +
       `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target: within 1.3x, i.e. >= 0.77)` +
       `\npeak RSS of the writes: ${fmt(Math.max(...writes.map((r) => r.peakRssMb)))} MB  (target < 150)` +
-      `\nGET by id / baseline: ${fmt(median(ratio.GET))}x  (writes nothing: about the most POST / baseline could be)`,
+      `\nGET by id / baseline: ${fmt(median(ratio.GET))}x  (writes nothing: about the most POST / baseline could be)` +
+      `\nbare store POST / baseline: ${fmt(median(bareRatio.POST))}x  (the same durable write with no HTTP features)` +
+      `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +
+      `\nPOST / bare store POST: ${fmt(median(bareRatio.service))}x  (what the service's HTTP side leaves of it)`,
   );
   await service.stop();
   await baseline.stop();

@@ -102,6 +102,8 @@ describe('what a batch writes to the search index [sqlite]', () => {
   );
 
   const ids = Array.from({ length: 20 }, (_, i) => BigInt(i + 1));
+  // Writes arrive in any order; FTS5 gathers words in memory only while rowids ascend.
+  const arriving = [...ids].reverse();
   const found = async (search: string) => (await s.store.listPlants({ search }, 100)).map((p) => p.id);
 
   /** The leaves FTS5 wrote for these writes, sent in one turn of the event loop: one batch. */
@@ -111,17 +113,21 @@ describe('what a batch writes to the search index [sqlite]', () => {
     return ftsStructure(s.look).leavesWritten - before;
   }
 
-  it('one segment for a batch of creations, of renames, of deletes; each found as it now is', async () => {
-    const created = await leaves(ids.map((id) => ({ kind: 'create', plant: { id, name: `fern ${id}`, tag: 'a' } })));
+  it('one segment for a batch of creations, of renames, of deletes, in any order; each found as it now is', async () => {
+    const created = await leaves(
+      arriving.map((id) => ({ kind: 'create', plant: { id, name: `fern ${id}`, tag: 'a' } })),
+    );
     assert.ok(created <= 2, `20 creations in one batch wrote ${created} leaves of the search index`);
     assert.deepEqual(await found('fern'), [...ids, 1000n]);
 
-    const renamed = await leaves(ids.map((id) => ({ kind: 'replace', plant: { id, name: `palm ${id}`, tag: 'a' } })));
+    const renamed = await leaves(
+      arriving.map((id) => ({ kind: 'replace', plant: { id, name: `palm ${id}`, tag: 'a' } })),
+    );
     assert.ok(renamed <= 2, `20 renames in one batch wrote ${renamed} leaves of the search index`);
     assert.deepEqual(await found('fern'), [1000n]);
     assert.deepEqual(await found('palm'), ids);
 
-    const deleted = await leaves(ids.map((id) => ({ kind: 'delete', id })));
+    const deleted = await leaves(arriving.map((id) => ({ kind: 'delete', id })));
     assert.ok(deleted <= 2, `20 deletes in one batch wrote ${deleted} leaves of the search index`);
     assert.deepEqual(await found('palm'), []);
     assert.deepEqual(await found('first'), [1000n]);

@@ -1,7 +1,9 @@
-import http from 'node:http';
-import https from 'node:https';
 import { isIP } from 'node:net';
 import { guardedLookup, nonPublicReason } from './address-guard.js';
+
+// Not ESM imports, whose facade would load undici at start: see src/http/errors.ts.
+const http = process.getBuiltinModule('node:http');
+const https = process.getBuiltinModule('node:https');
 
 export interface SendResult {
   /** The answer's status, or null when none came (refused, reset, timed out, refused address). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -12,6 +12,12 @@ import {
   UnavailableError,
 } from '../domain/errors.js';
 import { HttpError } from './http-error.js';
+
+// node:http is taken with process.getBuiltinModule, not an ESM import: an ESM import builds a
+// facade that reads every export, and Node 24's lazy WebSocket export then loads undici (the
+// engine of fetch) at every start, some 40 ms of it (docs/performance.md, start-up). Types come
+// from `import type`, which compiles to nothing.
+const { STATUS_CODES } = process.getBuiltinModule('node:http');
 
 const REALM = 'Bearer realm="plant-store"';
 

@@ -1,10 +1,13 @@
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
 import { clientErrorHandler, declaresBody, guardHttpServer, hostProblem } from './errors.js';
 import { requestId } from './request-id.js';
+
+// Not an ESM import, whose facade would load undici at start: see errors.ts.
+const { createServer } = process.getBuiltinModule('node:http');
 
 export interface MetricsServer {
   url: string;

@@ -2,7 +2,8 @@
 // the server's modules (Fastify, logs, metrics, JWT checks, webhook delivery) nor the validator
 // unless it reads plants from a file. Each of those costs a command tens of milliseconds of start,
 // and the tests start hundreds of commands. The modules a command loads are listed by a
-// resolve hook preloaded with --import.
+// resolve hook preloaded with --import. The server loads what serving needs, but not undici,
+// which an ES module import of node:http would pull in (docs/performance.md, start-up).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import module from 'node:module';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../support/cli.js';
+import { startServer, type ServerProcess } from '../support/server.js';
 
 const SERVING = ['fastify', 'pino', 'prom-client', 'jose', 'ioredis'];
 
@@ -73,5 +75,28 @@ registerHooks({
       [...loaded].filter((name) => SERVING.includes(name)),
       [],
     );
+  });
+});
+
+describe('what the server loads to start', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-serve-loads-'));
+  let server: ServerProcess | undefined;
+  after(async () => {
+    await server?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("never loads undici, the engine of fetch: an ESM import of node:http would, through the facade's WebSocket getter", async () => {
+    // Node's own modules are not resolved through hooks; its list of loaded internals is what tells.
+    const report = join(dir, 'report.mjs');
+    writeFileSync(
+      report,
+      `process.on('exit', () => process.stderr.write('internals loaded: ' + JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))) + '\\n'));\n`,
+    );
+    server = await startServer({ env: { NODE_OPTIONS: `--import=${report}` } });
+    assert.equal(await server.stop(), 0);
+    const line = server.stderr.find((l) => l.startsWith('internals loaded: '));
+    assert.ok(line, `no report on exit:\n${server.stderr.join('\n')}`);
+    assert.deepEqual(JSON.parse(line.slice('internals loaded: '.length)), []);
   });
 });

@@ -19,6 +19,15 @@ export function toPlant(record: PlantRecord): Plant {
   return record.tag === undefined ? { name: record.name } : { name: record.name, tag: record.tag };
 }
 
+/** A copy of `items` in ascending order of the plant id each names (ids are int64: bigint order). */
+export function inIdOrder<T>(items: readonly T[], id: (item: T) => bigint): T[] {
+  return [...items].sort((a, b) => {
+    const x = id(a);
+    const y = id(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+}
+
 /** Same name and same tag (an absent tag differs from `""`): a creation with these is a retry. */
 export function samePlant(a: PlantRecord, b: PlantRecord): boolean {
   return a.name === b.name && a.tag === b.tag;

@@ -1,4 +1,4 @@
-import type { PlantRecord } from '../../domain/plant.js';
+import { inIdOrder, type PlantRecord } from '../../domain/plant.js';
 import type { EventType } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
 import { plantFromRow, type PlantRow, type Statements } from './rows.js';
@@ -33,7 +33,7 @@ const SQL = {
  * In id order, so two instances inserting overlapping ids wait for each other in one order and
  * cannot deadlock.
  */
-const byId = (plants: PlantRecord[]) => [...plants].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+const byId = (plants: PlantRecord[]) => inIdOrder(plants, (p) => p.id);
 
 const columns = (plants: PlantRecord[]) => [
   plants.map((p) => String(p.id)),

@@ -1,20 +1,8 @@
 import type Database from 'better-sqlite3';
-import type { PlantRecord } from '../../domain/plant.js';
+import { inIdOrder, type PlantRecord } from '../../domain/plant.js';
 import type { EventType, NewEvent } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
 import { plantFromRow, type PlantRow } from './connection.js';
-
-/**
- * The items in ascending order of their plant's id. FTS5 gathers a transaction's words in memory
- * only while their rowids ascend: a rowid below the last one written makes it write what it holds
- * as a new segment of the index first, and merge segments (sqlite3Fts5IndexBeginWrite). Renames
- * of plants in their order of arrival wrote about half a segment per rename; in id order a step
- * of the write path writes none, and the commit one. Within a step the ids are distinct, so the
- * order changes nothing else.
- */
-function byId<T>(items: readonly T[], id: (item: T) => bigint): readonly T[] {
-  return items.length < 2 ? items : [...items].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
-}
 
 /**
  * The write path's view of the SQLite store, on the write connection inside the writer's
@@ -24,6 +12,13 @@ function byId<T>(items: readonly T[], id: (item: T) => bigint): readonly T[] {
  * the names), here rather than in triggers: FTS5 then writes one segment of new words per
  * transaction, where a trigger made it write one per plant (migrations.ts, version 5). A restore
  * passes `searchIndex: false` and rebuilds the index once its plants are in.
+ *
+ * Each step writes its plants in id order. FTS5 gathers a transaction's words in memory only
+ * while their rowids ascend: a rowid below the last one written makes it write what it holds as
+ * a new segment of the index first, and merge segments (sqlite3Fts5IndexBeginWrite). Renames of
+ * plants in their order of arrival wrote about half a segment per rename; in id order a step of
+ * the write path writes none, and the commit one. Within a step the ids are distinct, so the order
+ * changes nothing else.
  */
 export function sqlitePlantTx(
   db: Database.Database,
@@ -54,7 +49,7 @@ export function sqlitePlantTx(
   };
   const insert = (plants: PlantRecord[]) => {
     const inserted = new Set<bigint>();
-    for (const p of byId(plants, (p) => p.id)) {
+    for (const p of inIdOrder(plants, (p) => p.id)) {
       if (s.insert.run(p.id, p.name, p.tag ?? null).changes === 0) continue;
       inserted.add(p.id);
       indexed(p.id, p.name);
@@ -78,7 +73,7 @@ export function sqlitePlantTx(
     },
     insert: async (plants) => insert(plants),
     async update(updates) {
-      for (const { plant: p, before } of byId(updates, (u) => u.plant.id)) {
+      for (const { plant: p, before } of inIdOrder(updates, (u) => u.plant.id)) {
         if (p.tag === before.tag) s.rename.run(p.name, p.id);
         else s.update.run(p.name, p.tag ?? null, p.id);
         if (p.name === before.name) continue;
@@ -87,7 +82,7 @@ export function sqlitePlantTx(
       }
     },
     async delete(ids) {
-      for (const id of byId(ids, (id) => id)) {
+      for (const id of inIdOrder(ids, (id) => id)) {
         const gone = s.delete.get(id);
         if (gone) unindexed(id, gone.name);
       }

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
 import { fmt, median, table } from './report.js';
-import { writeLoads, writeSpec, type WriteBench } from './writes.js';
+import { refusals, SEEDED, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
 export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const run = promisify(execFile);
@@ -72,7 +72,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     // The plants PUT and DELETE work on, as writes.ts numbers them, in each store's schema.
     for (const s of [schema, bareSchema]) {
       await admin.query(
-        `INSERT INTO ${s}.plants (id, name, tag) SELECT g::bigint * 7919, 'plant ' || g, 'seeded' FROM generate_series(0, 299999) g`,
+        `INSERT INTO ${s}.plants (id, name, tag) SELECT g::bigint * 7919, 'plant ' || g, 'seeded' FROM generate_series(0, ${SEEDED - 1}) g`,
       );
       await admin.query(`VACUUM ANALYZE ${s}.plants`);
     }
@@ -87,6 +87,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     const bareBase: number[] = [];
     const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
     const posts: LoadResult[] = [];
+    const all: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, spec('POST'));
       const ref = await pgbench(b.dir, schema, b.connections, b.seconds);
@@ -98,6 +99,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       const get = await load(service, spec('GET'));
       const base = await load(baseline, spec('POST'));
       posts.push(post);
+      all.push(post, barePost, put, barePut, del, bareDel, get, base);
       ratio.GET.push(get.rps / ref.tps);
       bareBase.push(base.rps / ref.tps);
       bareRatio.POST.push(barePost.rps / ref.tps);
@@ -123,6 +125,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     instances.splice(1, 2, await startService(env));
     const half = Math.ceil(b.connections / 2);
     const both = await Promise.all(instances.map((i) => load(i, spec('POST', b.seconds, half))));
+    all.push(...both);
     rows.push([
       '2 instances POST',
       both.reduce((s, r) => s + r.rps, 0),
@@ -141,7 +144,8 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
         `\nbare node:http baseline / pgbench: ${fmt(median(bareBase))}x  (HTTP with no database at all)` +
         `\nbare store POST / pgbench: ${fmt(median(bareRatio.POST))}x  (the same batched write with no HTTP features)` +
         `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +
-        `\nGET by id / pgbench: ${fmt(median(ratio.GET))}x  (reads by id are batched too)`,
+        `\nGET by id / pgbench: ${fmt(median(ratio.GET))}x  (reads by id are batched too)` +
+        refusals(all),
     );
   } finally {
     await Promise.all(instances.map((i) => i.stop()));

@@ -1,0 +1,45 @@
+// The write loads of `npm run bench` must keep finding their plants however fast the machine is:
+// a DELETE or PUT of a plant that is gone is a 404, cheaper than a write, and would flatter the
+// ratios. And a load that was answered with errors must say so in the summary.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { LoadResult } from '../../scripts/bench/load.js';
+import { seededId } from '../../scripts/bench/seed.js';
+import { refusals, writeLoads } from '../../scripts/bench/writes.js';
+
+const idOf = (path: string) => BigInt(path.slice('/plants/'.length));
+const firstNew = 10n ** 15n;
+
+describe("the bench's write loads", () => {
+  it('delete each seeded plant once, then the posted ones, oldest first', () => {
+    const loads = writeLoads(3);
+    const posted = [0, 1, 2].map(() => (JSON.parse(loads.POST().body) as { id: number }).id);
+    assert.deepEqual(posted, [1e15, 1e15 + 1, 1e15 + 2]);
+    const deleted = [0, 1, 2, 3, 4].map(() => idOf(loads.DELETE().path));
+    assert.deepEqual(deleted, [seededId(0), seededId(1), seededId(2), firstNew, firstNew + 1n]);
+  });
+
+  it('rename and read only plants not deleted yet, seeded ones while any is left', () => {
+    const loads = writeLoads(4);
+    for (let i = 0; i < 3; i++) loads.POST();
+    loads.DELETE();
+    loads.DELETE();
+    const seededLeft = new Set([seededId(2), seededId(3)]);
+    for (let i = 0; i < 200; i++) {
+      assert.ok(seededLeft.has(idOf(loads.PUT().path)));
+      assert.ok(seededLeft.has(idOf(loads.GET().path)));
+    }
+    for (let i = 0; i < 3; i++) loads.DELETE(); // the seeded ones and the first posted
+    const postedLeft = new Set([firstNew + 1n, firstNew + 2n]);
+    for (let i = 0; i < 200; i++) {
+      assert.ok(postedLeft.has(idOf(loads.PUT().path)));
+      assert.ok(postedLeft.has(idOf(loads.GET().path)));
+    }
+  });
+
+  it('warn in the summary when a load had errors or answers other than 2xx', () => {
+    const clean: LoadResult = { rps: 1, p50: 1, p99: 1, errors: 0, non2xx: 0, peakRssMb: 1 };
+    assert.equal(refusals([clean, clean]), '');
+    assert.match(refusals([clean, { ...clean, non2xx: 7 }, { ...clean, errors: 2 }]), /WARNING: 9 answers in 2 loads/);
+  });
+});

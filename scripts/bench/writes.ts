@@ -8,7 +8,7 @@
 // reaches here, and what the service's HTTP side costs on top of it.
 import { join } from 'node:path';
 import { load, row, type LoadResult } from './load.js';
-import { startBareStore, startBaseline, startService } from './processes.js';
+import { startBareStore, startBaseline, startService, type Running } from './processes.js';
 import { fmt, median, table } from './report.js';
 import { seedStore, seededId } from './seed.js';
 
@@ -58,9 +58,27 @@ export function refusals(results: LoadResult[]): string {
   return `\nWARNING: ${n} answers in ${bad.length} loads were errors or not 2xx (see the table): their ratios mislead`;
 }
 
+type Method = 'POST' | 'PUT' | 'DELETE' | 'GET';
+
+/**
+ * Seconds of each load every server takes before the rounds. V8 was still optimising the
+ * service several seconds into a load, and again after a switch to another load: after one
+ * second of POST, its first round took about 10% more CPU per request than the next ones, and
+ * the first round's ratio was the lowest (docs/performance.md). Measured rounds are of servers
+ * that have run each load they take, as a server in use has.
+ */
+export const WARM_UP_SECONDS: Record<Method, number> = { POST: 5, PUT: 2, DELETE: 2, GET: 2 };
+
+/** Each of `methods` in turn on each server, for its WARM_UP_SECONDS; nothing is recorded. */
+export async function warmUp(servers: [Running, ReturnType<typeof writeSpec>][], methods: Method[]): Promise<void> {
+  for (const method of methods) {
+    for (const [target, spec] of servers) await load(target, spec(method, WARM_UP_SECONDS[method]));
+  }
+}
+
 /** Load of `method` on the write benchmark's paths; a request without a body says no Content-Type. */
 export function writeSpec(b: WriteBench, loads: ReturnType<typeof writeLoads>) {
-  return (method: 'POST' | 'PUT' | 'DELETE' | 'GET', seconds = b.seconds, connections = b.connections) => ({
+  return (method: Method, seconds = b.seconds, connections = b.connections) => ({
     method,
     headers: method === 'DELETE' || method === 'GET' ? { authorization: b.headers.authorization! } : b.headers,
     next: loads[method],
@@ -83,9 +101,9 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
   const spec = writeSpec(b, writeLoads());
   // Its own ids and counters: the same sequence of writes on its own store.
   const bareSpec = writeSpec(b, writeLoads());
-  await load(service, spec('POST', 1)); // warm-up: JIT, first pages of the store
-  await load(baseline, spec('POST', 1));
-  await load(bare, bareSpec('POST', 1));
+  await warmUp([[service, spec], [bare, bareSpec]], ['POST', 'PUT', 'DELETE']);
+  await warmUp([[service, spec]], ['GET']);
+  await warmUp([[baseline, spec]], ['POST']);
   const rows: (string | number)[][] = [];
   const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
   const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], service: [] as number[] };

@@ -2,10 +2,14 @@
 // a DELETE or PUT of a plant that is gone is a 404, cheaper than a write, and would flatter the
 // ratios. And a load that was answered with errors must say so in the summary.
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
 import type { LoadResult } from '../../scripts/bench/load.js';
+import type { Running } from '../../scripts/bench/processes.js';
 import { seededId } from '../../scripts/bench/seed.js';
-import { refusals, writeLoads } from '../../scripts/bench/writes.js';
+import { refusals, WARM_UP_SECONDS, warmUp, writeLoads, writeSpec } from '../../scripts/bench/writes.js';
 
 const idOf = (path: string) => BigInt(path.slice('/plants/'.length));
 const firstNew = 10n ** 15n;
@@ -41,5 +45,54 @@ describe("the bench's write loads", () => {
     const clean: LoadResult = { rps: 1, p50: 1, p99: 1, errors: 0, non2xx: 0, peakRssMb: 1 };
     assert.equal(refusals([clean, clean]), '');
     assert.match(refusals([clean, { ...clean, non2xx: 7 }, { ...clean, errors: 2 }]), /WARNING: 9 answers in 2 loads/);
+  });
+
+  describe('warm-up', () => {
+    const servers: Server[] = [];
+    after(() => servers.forEach((s) => s.close()));
+
+    /** A server on 127.0.0.1 that answers 200 and records the method of each request, in order. */
+    async function recorder(): Promise<{ target: Running; methods: string[] }> {
+      const methods: string[] = [];
+      const server = createServer((req, res) => {
+        if (methods.at(-1) !== req.method) methods.push(req.method!);
+        req.resume();
+        req.on('end', () => res.end('{}'));
+      });
+      servers.push(server);
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const target = { url, rssMb: () => 0, resetLoopDelay() {}, loopDelay: async () => undefined };
+      return { target: target as unknown as Running, methods };
+    }
+
+    it('runs each load in turn on each server before the rounds', async () => {
+      const saved = { ...WARM_UP_SECONDS };
+      Object.assign(WARM_UP_SECONDS, { POST: 0.3, PUT: 0.3, DELETE: 0.3 });
+      try {
+        const [a, b] = [await recorder(), await recorder()];
+        const b0 = {
+          dir: '',
+          token: 't',
+          rounds: 1,
+          seconds: 1,
+          connections: 2,
+          headers: { authorization: 'Bearer t' },
+        };
+        const spec = writeSpec(b0, writeLoads(10));
+        await warmUp(
+          [
+            [a.target, spec],
+            [b.target, spec],
+          ],
+          ['POST', 'PUT', 'DELETE'],
+        );
+        assert.deepEqual(a.methods, ['POST', 'PUT', 'DELETE']);
+        assert.deepEqual(b.methods, ['POST', 'PUT', 'DELETE']);
+      } finally {
+        Object.assign(WARM_UP_SECONDS, saved);
+      }
+    });
   });
 });

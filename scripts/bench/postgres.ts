@@ -78,7 +78,13 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     }
     const spec = writeSpec(b, writeLoads());
     const bareSpec = writeSpec(b, writeLoads());
-    await warmUp([[service, spec], [bare, bareSpec]], ['POST', 'PUT', 'DELETE']);
+    await warmUp(
+      [
+        [service, spec],
+        [bare, bareSpec],
+      ],
+      ['POST', 'PUT', 'DELETE'],
+    );
     await warmUp([[service, spec]], ['GET']);
     await warmUp([[baseline, spec]], ['POST']);
     await pgbench(b.dir, schema, b.connections, 1);

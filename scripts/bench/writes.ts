@@ -101,7 +101,13 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
   const spec = writeSpec(b, writeLoads());
   // Its own ids and counters: the same sequence of writes on its own store.
   const bareSpec = writeSpec(b, writeLoads());
-  await warmUp([[service, spec], [bare, bareSpec]], ['POST', 'PUT', 'DELETE']);
+  await warmUp(
+    [
+      [service, spec],
+      [bare, bareSpec],
+    ],
+    ['POST', 'PUT', 'DELETE'],
+  );
   await warmUp([[service, spec]], ['GET']);
   await warmUp([[baseline, spec]], ['POST']);
   const rows: (string | number)[][] = [];

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
 import { fmt, median, table } from './report.js';
-import { refusals, SEEDED, warmUp, writeLoads, writeSpec, type WriteBench } from './writes.js';
+import { refusals, SEEDED, warmUpWriteSection, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
 export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const run = promisify(execFile);
@@ -78,15 +78,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     }
     const spec = writeSpec(b, writeLoads());
     const bareSpec = writeSpec(b, writeLoads());
-    await warmUp(
-      [
-        [service, spec],
-        [bare, bareSpec],
-      ],
-      ['POST', 'PUT', 'DELETE'],
-    );
-    await warmUp([[service, spec]], ['GET']);
-    await warmUp([[baseline, spec]], ['POST']);
+    await warmUpWriteSection({ service, bare, baseline }, spec, bareSpec);
     await pgbench(b.dir, schema, b.connections, 1);
     const rows: (string | number)[][] = [];
     const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };

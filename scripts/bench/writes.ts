@@ -76,6 +76,26 @@ export async function warmUp(servers: [Running, ReturnType<typeof writeSpec>][],
   }
 }
 
+/**
+ * The warm-up of a write section: the service and the bare store take the three writes, the
+ * service the read by id too, the baseline POST.
+ */
+export async function warmUpWriteSection(
+  { service, bare, baseline }: Record<'service' | 'bare' | 'baseline', Running>,
+  spec: ReturnType<typeof writeSpec>,
+  bareSpec: ReturnType<typeof writeSpec>,
+): Promise<void> {
+  await warmUp(
+    [
+      [service, spec],
+      [bare, bareSpec],
+    ],
+    ['POST', 'PUT', 'DELETE'],
+  );
+  await warmUp([[service, spec]], ['GET']);
+  await warmUp([[baseline, spec]], ['POST']);
+}
+
 /** Load of `method` on the write benchmark's paths; a request without a body says no Content-Type. */
 export function writeSpec(b: WriteBench, loads: ReturnType<typeof writeLoads>) {
   return (method: Method, seconds = b.seconds, connections = b.connections) => ({
@@ -101,15 +121,7 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
   const spec = writeSpec(b, writeLoads());
   // Its own ids and counters: the same sequence of writes on its own store.
   const bareSpec = writeSpec(b, writeLoads());
-  await warmUp(
-    [
-      [service, spec],
-      [bare, bareSpec],
-    ],
-    ['POST', 'PUT', 'DELETE'],
-  );
-  await warmUp([[service, spec]], ['GET']);
-  await warmUp([[baseline, spec]], ['POST']);
+  await warmUpWriteSection({ service, bare, baseline }, spec, bareSpec);
   const rows: (string | number)[][] = [];
   const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
   const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], service: [] as number[] };

@@ -200,3 +200,38 @@ for (const kind of stores) {
     });
   });
 }
+
+describe('a new name touches only the words that changed [postgres]', suiteOptions('postgres'), () => {
+  const db = createTestStore('postgres');
+  after(() => db.drop());
+
+  it('keeps the entries of the words both names share, in a batch of renames too', async () => {
+    const store = await open(db.databaseUrl);
+    const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
+    // Each entry with where its row version is: a row taken out and put back gets a new place.
+    const entries = async () =>
+      Object.fromEntries(
+        (
+          await postgresSql(`SELECT id || ' ' || word AS entry, ctid::text AS at FROM ${schema}.plant_words ORDER BY 1`)
+        ).rows.map((r: { entry: string; at: string }) => [r.entry, r.at]),
+      );
+    try {
+      await store.writePlants([
+        { kind: 'create', plant: { id: 1n, name: 'Monstera deliciosa' } },
+        { kind: 'create', plant: { id: 2n, name: 'Ficus lyrata' } },
+      ]);
+      const before = await entries();
+      await store.writePlants([
+        { kind: 'replace', plant: { id: 1n, name: 'Monstera deliciosa variegata' } },
+        { kind: 'replace', plant: { id: 2n, name: 'Ficus elastica' } },
+      ]);
+      const now = await entries();
+      assert.deepEqual(Object.keys(now), ['1 deliciosa', '1 monstera', '1 variegata', '2 elastica', '2 ficus']);
+      for (const kept of ['1 deliciosa', '1 monstera', '2 ficus']) assert.equal(now[kept], before[kept], kept);
+      assert.deepEqual(await found(store, { search: 'lyrata' }), []);
+      assert.deepEqual(await found(store, { search: 'monstera variegata' }), [1n]);
+    } finally {
+      await store.close();
+    }
+  });
+});

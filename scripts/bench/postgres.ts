@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
-import { fmt, median, table } from './report.js';
+import { fmt, median, peakRss, table } from './report.js';
 import { refusals, SEEDED, warmUpWriteSection, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
 export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -85,6 +85,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     const bareBase: number[] = [];
     const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
     const posts: LoadResult[] = [];
+    const writes: LoadResult[] = [];
     const all: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, spec('POST'));
@@ -97,6 +98,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       const get = await load(service, spec('GET'));
       const base = await load(baseline, spec('POST'));
       posts.push(post);
+      writes.push(post, put, del);
       all.push(post, barePost, put, barePut, del, bareDel, get, base);
       ratio.GET.push(get.rps / ref.tps);
       bareBase.push(base.rps / ref.tps);
@@ -134,11 +136,12 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       Math.max(...both.map((r) => r.peakRssMb)),
       '-',
     ]);
-    table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'], rows);
+    table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MiB', 'loop p99 ms'], rows);
     console.log(
       `\nPOST / pgbench (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 1.0)` +
         `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 20)` +
         `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target >= 0.77)` +
+        peakRss('peak RSS of the writes', Math.max(...writes.map((r) => r.peakRssMb))) +
         `\nbare node:http baseline / pgbench: ${fmt(median(bareBase))}x  (HTTP with no database at all)` +
         `\nbare store POST / pgbench: ${fmt(median(bareRatio.POST))}x  (the same batched write with no HTTP features)` +
         `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +

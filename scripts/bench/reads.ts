@@ -6,7 +6,7 @@
 // of a ratio alike.
 import { load, row, type LoadResult, type LoadSpec } from './load.js';
 import type { Running } from './processes.js';
-import { fmt, median, table } from './report.js';
+import { fmt, median, peakRss, table } from './report.js';
 import { FILTERED, seededId } from './seed.js';
 
 export interface ReadBench {
@@ -66,6 +66,7 @@ async function alternate(targets: Running[], specs: Omit<LoadSpec, 'seconds'>[],
  */
 export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise<Running>): Promise<void> {
   const rows: (string | number)[][] = [];
+  let peak = 0;
   const ratios: Record<string, number[]> = {};
   const services: [number, Running][] = [];
   try {
@@ -82,6 +83,7 @@ export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise
       for (let round = 1; round <= b.rounds; round++) {
         const results = await alternate(targets, specs, b.seconds);
         results.forEach((r, k) => rows.push(row(`${round} ${name} (${services[k]![0].toLocaleString('en')})`, r)));
+        peak = Math.max(peak, ...results.map((r) => r.peakRssMb));
         (ratios[name] ??= []).push(results[0]!.rps / results[1]!.rps);
       }
     }
@@ -89,7 +91,7 @@ export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise
     for (const [, service] of services) await service.stop();
   }
   table(
-    ['round operation (store size)', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'],
+    ['round operation (store size)', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MiB', 'loop p99 ms'],
     rows,
   );
   for (const [name, r] of Object.entries(ratios)) {
@@ -98,4 +100,5 @@ export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise
         ` (rounds: ${r.map(fmt).join(', ')})  (target <= 1.5)`,
     );
   }
+  console.log(peakRss('peak RSS of the reads, either store size', peak).slice(1));
 }

@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
-import { fmt, median, table } from './report.js';
+import { fmt, median, peakRss, table } from './report.js';
 import { seedStore, seededId } from './seed.js';
 
 export interface WriteBench {
@@ -166,12 +166,12 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
     all.push(get, base);
     rows.push(row(`${round} GET by id plant-store`, get), row(`${round} POST baseline`, base));
   }
-  table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MB', 'loop p99 ms'], rows);
+  table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MiB', 'loop p99 ms'], rows);
   console.log(
     `\nPOST / baseline (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 0.6)` +
       `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 10)` +
       `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target: within 1.3x, i.e. >= 0.77)` +
-      `\npeak RSS of the writes: ${fmt(Math.max(...writes.map((r) => r.peakRssMb)))} MB  (target < 150)` +
+      peakRss('peak RSS of the writes', Math.max(...writes.map((r) => r.peakRssMb))) +
       `\nGET by id / baseline: ${fmt(median(ratio.GET))}x  (writes nothing: about the most POST / baseline could be)` +
       `\nbare store POST / baseline: ${fmt(median(bareRatio.POST))}x  (the same durable write with no HTTP features)` +
       `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +

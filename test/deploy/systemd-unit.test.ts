@@ -192,10 +192,10 @@ describe('deploy/plant-store.service', () => {
     const shebang = readFileSync(join(ROOT, 'src/cli/main.ts'), 'utf8').split('\n')[0]!.split(/\s+/);
     assert.ok(fromNpm.includes('--max-semi-space-size=8'), `npm start: ${pkg.scripts.start}`);
     assert.deepEqual(fromUnit, fromNpm);
-    assert.deepEqual(shebang.slice(0, 4), ['#!/usr/bin/env', '-S', 'MALLOC_ARENA_MAX=2', 'node']);
+    assert.deepEqual(shebang.slice(0, 4), ['#!/usr/bin/env', '-S', 'MALLOC_ARENA_MAX=1', 'node']);
     assert.deepEqual(shebang.slice(4), fromNpm);
-    assert.deepEqual(npmStart.slice(0, 3), ['MALLOC_ARENA_MAX=2', 'exec', 'node']);
-    assert.equal(environment.MALLOC_ARENA_MAX, '2');
+    assert.deepEqual(npmStart.slice(0, 3), ['MALLOC_ARENA_MAX=1', 'exec', 'node']);
+    assert.equal(environment.MALLOC_ARENA_MAX, '1');
   });
 
   it('its command and environment start the built server, which exits 0 on the KillSignal', async () => {

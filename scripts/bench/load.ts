@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { cpuPerRequest, cpuSample, type CpuPerRequest } from './cpu.js';
 import type { Running } from './processes.js';
 
 export interface LoadResult {
@@ -9,6 +10,8 @@ export interface LoadResult {
   non2xx: number;
   peakRssMb: number;
   loopP99?: number;
+  /** µs of CPU per request: the server's, the load generator's, the database's (PostgreSQL loads). */
+  cpu: CpuPerRequest;
 }
 
 export interface LoadSpec {
@@ -18,6 +21,8 @@ export interface LoadSpec {
   next: () => { path: string; body?: string };
   seconds: number;
   connections: number;
+  /** Count PostgreSQL's CPU too (its loads); otherwise it is left out as another section's. */
+  database?: boolean;
 }
 
 /** Drives one server with autocannon, sampling its resident memory and event-loop delay meanwhile. */
@@ -26,6 +31,7 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
   const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, target.rssMb())), 200);
   target.resetLoopDelay();
   try {
+    const before = cpuSample(target.proc.pid, spec.database);
     const r = await autocannon({
       url: target.url,
       connections: spec.connections,
@@ -38,6 +44,7 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
         },
       ],
     });
+    const cpu = cpuPerRequest(before, cpuSample(target.proc.pid, spec.database), r.requests.total);
     const loop = await target.loopDelay();
     return {
       rps: r.requests.average,
@@ -46,6 +53,7 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
       errors: r.errors + r.timeouts,
       non2xx: r.non2xx,
       peakRssMb,
+      cpu,
       ...(loop && { loopP99: loop.p99 }),
     };
   } finally {
@@ -53,7 +61,23 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
   }
 }
 
-/** A load's line in a benchmark's table (columns: see the tables' headers). */
+/** The columns of a load's line, after its label. */
+export const COLUMNS = [
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'errors',
+  'non-2xx',
+  'RSS MiB',
+  'loop p99 ms',
+  'CPU us/req: server',
+  'load gen',
+  'database',
+  'others',
+  'idle %',
+];
+
+/** A load's line in a benchmark's table (columns: COLUMNS). */
 export const row = (label: string, r: LoadResult) => [
   label,
   r.rps,
@@ -63,4 +87,9 @@ export const row = (label: string, r: LoadResult) => [
   r.non2xx,
   r.peakRssMb,
   r.loopP99 ?? '-',
+  r.cpu.server,
+  r.cpu.loadGen,
+  r.cpu.database ?? '-',
+  r.cpu.others,
+  r.cpu.idle * 100,
 ];

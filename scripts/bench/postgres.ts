@@ -7,24 +7,29 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { load, row, type LoadResult } from './load.js';
+import { cpuPerRequest, cpuSample, type CpuPerRequest } from './cpu.js';
+import { COLUMNS, load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
-import { fmt, median, peakRss, table } from './report.js';
+import { cpuCeiling, fmt, median, peakRss, table } from './report.js';
 import { refusals, SEEDED, warmUpWriteSection, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
 export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const run = promisify(execFile);
 
-/** pgbench: `clients` clients, each transaction one INSERT of a plant-sized row with a random id. */
+/**
+ * pgbench: `clients` clients, each transaction one INSERT of a plant-sized row with a random id;
+ * with pgbench's own CPU (the load generator's) and PostgreSQL's per transaction.
+ */
 async function pgbench(
   dir: string,
   schema: string,
   clients: number,
   seconds: number,
-): Promise<{ tps: number; ms: number }> {
+): Promise<{ tps: number; ms: number; cpu: CpuPerRequest }> {
   const script = join(dir, 'pgbench-insert.sql');
   writeFileSync(
     script,
@@ -33,10 +38,13 @@ async function pgbench(
   const url = new URL(SERVER);
   const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script];
   args.push('-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'));
+  const before = cpuSample(undefined, true);
   const { stdout } = await run('pgbench', [...args, url.pathname.slice(1)], { timeout: (seconds + 30) * 1000 });
+  const done = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1]);
+  const cpu = cpuPerRequest(before, cpuSample(undefined, true), done);
   const tps = Number(/tps = ([\d.]+)/.exec(stdout)?.[1]);
   const ms = Number(/latency average = ([\d.]+) ms/.exec(stdout)?.[1]);
-  return { tps, ms };
+  return { tps, ms, cpu };
 }
 
 /** A connection to the benchmark's server, or undefined (saying the section is skipped) when unreachable. */
@@ -76,8 +84,15 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       );
       await admin.query(`VACUUM ANALYZE ${s}.plants`);
     }
-    const spec = writeSpec(b, writeLoads());
-    const bareSpec = writeSpec(b, writeLoads());
+    // PostgreSQL's CPU is counted in each load: it shares the cores with the server here.
+    const counted =
+      (make: ReturnType<typeof writeSpec>): ReturnType<typeof writeSpec> =>
+      (...a) => ({
+        ...make(...a),
+        database: true,
+      });
+    const spec = counted(writeSpec(b, writeLoads()));
+    const bareSpec = counted(writeSpec(b, writeLoads()));
     await warmUpWriteSection({ service, bare, baseline }, spec, bareSpec);
     await pgbench(b.dir, schema, b.connections, 1);
     const rows: (string | number)[][] = [];
@@ -85,11 +100,13 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     const bareBase: number[] = [];
     const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
     const posts: LoadResult[] = [];
+    const refs: Awaited<ReturnType<typeof pgbench>>[] = [];
     const writes: LoadResult[] = [];
     const all: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, spec('POST'));
       const ref = await pgbench(b.dir, schema, b.connections, b.seconds);
+      refs.push(ref);
       const barePost = await load(bare, bareSpec('POST'));
       const put = await load(service, spec('PUT'));
       const barePut = await load(bare, bareSpec('PUT'));
@@ -110,7 +127,21 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       ratio.DELETE.push(del.rps / post.rps);
       rows.push(
         row(`${round} POST plant-store`, post),
-        [`${round} pgbench INSERT`, ref.tps, '-', '-', '-', '-', '-', `avg ${fmt(ref.ms)} ms`],
+        [
+          `${round} pgbench INSERT`,
+          ref.tps,
+          `avg ${fmt(ref.ms)}`,
+          '-',
+          '-',
+          '-',
+          '-',
+          '-',
+          '-',
+          ref.cpu.loadGen,
+          ref.cpu.database!,
+          ref.cpu.others,
+          ref.cpu.idle * 100,
+        ],
         row(`${round} POST bare store`, barePost),
         row(`${round} PUT plant-store`, put),
         row(`${round} PUT bare store`, barePut),
@@ -134,11 +165,28 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       both.reduce((s, r) => s + r.errors, 0),
       both.reduce((s, r) => s + r.non2xx, 0),
       Math.max(...both.map((r) => r.peakRssMb)),
-      '-',
+      // Two loads at once in this process: neither's CPU per request is its own.
+      ...['-', '-', '-', '-', '-', '-'],
     ]);
-    table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MiB', 'loop p99 ms'], rows);
+    table(['round / load', ...COLUMNS], rows);
+    const refTps = refs.map((r) => r.tps);
+    const cores = availableParallelism();
     console.log(
       `\nPOST / pgbench (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 1.0)` +
+        cpuCeiling(
+          'POST',
+          posts.map((r) => r.cpu),
+          refTps,
+          'pgbench',
+          cores,
+        ) +
+        cpuCeiling(
+          'pgbench',
+          refs.map((r) => r.cpu),
+          refTps,
+          'itself',
+          cores,
+        ) +
         `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 20)` +
         `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target >= 0.77)` +
         peakRss('peak RSS of the writes', Math.max(...writes.map((r) => r.peakRssMb))) +

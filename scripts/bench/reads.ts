@@ -4,7 +4,7 @@
 // Both stores are served at once, and within each round a load alternates between them second by
 // second (small, big, then big, small, ...), so that a noisy moment of the machine hits both sides
 // of a ratio alike.
-import { load, row, type LoadResult, type LoadSpec } from './load.js';
+import { COLUMNS, load, row, type LoadResult, type LoadSpec } from './load.js';
 import type { Running } from './processes.js';
 import { fmt, median, peakRss, table } from './report.js';
 import { FILTERED, seededId } from './seed.js';
@@ -55,6 +55,12 @@ async function alternate(targets: Running[], specs: Omit<LoadSpec, 'seconds'>[],
     errors: r.reduce((sum, x) => sum + x.errors, 0),
     non2xx: r.reduce((sum, x) => sum + x.non2xx, 0),
     peakRssMb: Math.max(...r.map((x) => x.peakRssMb)),
+    cpu: {
+      server: median(r.map((x) => x.cpu.server)),
+      loadGen: median(r.map((x) => x.cpu.loadGen)),
+      others: median(r.map((x) => x.cpu.others)),
+      idle: median(r.map((x) => x.cpu.idle)),
+    },
     ...(r.every((x) => x.loopP99 !== undefined) && { loopP99: Math.max(...r.map((x) => x.loopP99!)) }),
   }));
 }
@@ -90,10 +96,7 @@ export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise
   } finally {
     for (const [, service] of services) await service.stop();
   }
-  table(
-    ['round operation (store size)', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MiB', 'loop p99 ms'],
-    rows,
-  );
+  table(['round operation (store size)', ...COLUMNS], rows);
   for (const [name, r] of Object.entries(ratios)) {
     console.log(
       `${name}: time per request on ${b.big.toLocaleString('en')} / on 1,000 = ${fmt(median(r))}x` +

@@ -1,3 +1,5 @@
+import { ceilingRps, type CpuPerRequest } from './cpu.js';
+
 /** Prints rows as an aligned plain-text table. */
 export function table(header: string[], rows: (string | number)[][]): void {
   const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
@@ -29,4 +31,26 @@ const MB_PER_MIB = 2 ** 20 / 1e6;
 export function peakRss(label: string, mib: number): string {
   const mb = mib * MB_PER_MIB;
   return `\n${label}: ${fmt(mib)} MiB = ${fmt(mb)} MB  (target < 150 MB)${mb < 150 ? '' : '  NOT MET'}`;
+}
+
+/**
+ * A summary line: the CPU a load spent per request (median of rounds: the server, the load
+ * generator and, where counted, the database), and the most its rate could be over the
+ * reference's in the same round if all of it ran on `cores` cores kept busy: the bound no design
+ * of the server passes on this machine without spending less CPU per request.
+ */
+export function cpuCeiling(
+  label: string,
+  loads: CpuPerRequest[],
+  referenceRps: number[],
+  reference: string,
+  cores: number,
+): string {
+  const m = (part: (c: CpuPerRequest) => number) => fmt(median(loads.map(part)));
+  const database = loads.every((c) => c.database !== undefined) ? ` + database ${m((c) => c.database!)}` : '';
+  const ceiling = median(loads.map((c, k) => ceilingRps(c, cores) / referenceRps[k]!));
+  return (
+    `\n${label} CPU per request: server ${m((c) => c.server)} + load generator ${m((c) => c.loadGen)}${database} us;` +
+    ` at that, ${cores} cores kept busy would give at most ${fmt(ceiling)}x ${reference}`
+  );
 }

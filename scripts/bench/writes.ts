@@ -6,10 +6,11 @@
 // most a write's could be. The bare store (the baseline with the store behind it, on a store
 // seeded alike) takes the same three write loads in the same rounds: what a durable write alone
 // reaches here, and what the service's HTTP side costs on top of it.
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { load, row, type LoadResult } from './load.js';
+import { COLUMNS, load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
-import { fmt, median, peakRss, table } from './report.js';
+import { cpuCeiling, fmt, median, peakRss, table } from './report.js';
 import { seedStore, seededId } from './seed.js';
 
 export interface WriteBench {
@@ -126,12 +127,14 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
   const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
   const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], service: [] as number[] };
   const posts: LoadResult[] = [];
+  const bases: LoadResult[] = [];
   const writes: LoadResult[] = [];
   const all: LoadResult[] = [];
   for (let round = 1; round <= b.rounds; round++) {
     const post = await load(service, spec('POST'));
     const base = await load(baseline, spec('POST'));
     const barePost = await load(bare, bareSpec('POST'));
+    bases.push(base);
     const put = await load(service, spec('PUT'));
     const barePut = await load(bare, bareSpec('PUT'));
     const del = await load(service, spec('DELETE'));
@@ -159,20 +162,45 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
   await bare.stop();
   // The reads come after every write round, each beside the baseline again: the peak RSS of the
   // writes stays theirs alone (reads fill the read connection's page cache).
+  const gets: [LoadResult, LoadResult][] = [];
   for (let round = 1; round <= b.rounds; round++) {
     const get = await load(service, spec('GET'));
     const base = await load(baseline, spec('POST'));
+    gets.push([get, base]);
     ratio.GET.push(get.rps / base.rps);
     all.push(get, base);
     rows.push(row(`${round} GET by id plant-store`, get), row(`${round} POST baseline`, base));
   }
-  table(['round / load', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'RSS MiB', 'loop p99 ms'], rows);
+  table(['round / load', ...COLUMNS], rows);
+  const baseRps = bases.map((r) => r.rps);
+  const cores = availableParallelism();
   console.log(
     `\nPOST / baseline (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 0.6)` +
+      cpuCeiling(
+        'POST',
+        posts.map((r) => r.cpu),
+        baseRps,
+        'the baseline',
+        cores,
+      ) +
+      cpuCeiling(
+        'baseline',
+        bases.map((r) => r.cpu),
+        baseRps,
+        'itself',
+        cores,
+      ) +
       `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 10)` +
       `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target: within 1.3x, i.e. >= 0.77)` +
       peakRss('peak RSS of the writes', Math.max(...writes.map((r) => r.peakRssMb))) +
       `\nGET by id / baseline: ${fmt(median(ratio.GET))}x  (writes nothing: about the most POST / baseline could be)` +
+      cpuCeiling(
+        'GET by id',
+        gets.map(([get]) => get.cpu),
+        gets.map(([, base]) => base.rps),
+        'the baseline',
+        cores,
+      ) +
       `\nbare store POST / baseline: ${fmt(median(bareRatio.POST))}x  (the same durable write with no HTTP features)` +
       `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +
       `\nPOST / bare store POST: ${fmt(median(bareRatio.service))}x  (what the service's HTTP side leaves of it)` +

@@ -42,7 +42,8 @@ describe("the bench's write loads", () => {
   });
 
   it('warn in the summary when a load had errors or answers other than 2xx', () => {
-    const clean: LoadResult = { rps: 1, p50: 1, p99: 1, errors: 0, non2xx: 0, peakRssMb: 1 };
+    const cpu = { server: 1, loadGen: 1, others: 0, idle: 0 };
+    const clean: LoadResult = { rps: 1, p50: 1, p99: 1, errors: 0, non2xx: 0, peakRssMb: 1, cpu };
     assert.equal(refusals([clean, clean]), '');
     assert.match(refusals([clean, { ...clean, non2xx: 7 }, { ...clean, errors: 2 }]), /WARNING: 9 answers in 2 loads/);
   });
@@ -63,7 +64,13 @@ describe("the bench's write loads", () => {
       server.listen(0, '127.0.0.1');
       await once(server, 'listening');
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const target = { url, rssMb: () => 0, resetLoopDelay() {}, loopDelay: async () => undefined };
+      const target = {
+        url,
+        proc: { pid: process.pid },
+        rssMb: () => 0,
+        resetLoopDelay() {},
+        loopDelay: async () => undefined,
+      };
       return { target: target as unknown as Running, methods };
     }
 

@@ -1,0 +1,72 @@
+// The benchmark's CPU per request: what /proc says each process spent, and the bound it puts on
+// a rate when the server, the load generator and the database share the machine's cores.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import pg from 'pg';
+import { cpuPerRequest, cpuSample, statFields } from '../../scripts/bench/cpu.js';
+import { cpuCeiling } from '../../scripts/bench/report.js';
+import { POSTGRES_URL, suiteOptions } from '../support/stores.js';
+
+/** Spends `ms` of this process's CPU (as Node itself counts it). */
+function burn(ms: number): number {
+  const start = process.cpuUsage();
+  let used = 0;
+  while (used < ms * 1000) {
+    const d = process.cpuUsage(start);
+    used = d.user + d.system;
+  }
+  return used;
+}
+
+describe("the benchmark's CPU per request", () => {
+  it("reads a /proc stat line whose command holds spaces and ')'", () => {
+    // Fields 14-17 are utime, stime, cutime, cstime; 4 is the parent's pid.
+    const line = '4242 (post gres) x) S 17 4242 4242 0 -1 4194560 5 0 0 0 300 45 7 8 20 0 1 0 99 1 1';
+    assert.deepEqual(statFields(line), { comm: 'post gres) x', ppid: 17, own: 345, children: 15 });
+  });
+
+  it('counts the CPU this process and a server spent, per request', () => {
+    const before = cpuSample(process.pid);
+    const used = burn(300);
+    const cpu = cpuPerRequest(before, cpuSample(process.pid), 3);
+    // /proc counts in ticks of 10 ms: within two ticks of Node's own count, split over 3 requests.
+    for (const part of [cpu.loadGen, cpu.server]) assert.ok(Math.abs(part - used / 3) <= 20_000 / 3 + 1, `${part}`);
+    assert.equal(cpu.database, undefined);
+    assert.ok(cpu.idle >= 0 && cpu.idle < 1);
+  });
+
+  it('bounds a rate by the CPU all of its processes spend per request', () => {
+    const cpu = [
+      { server: 100, loadGen: 50, others: 5, idle: 0.1 },
+      { server: 130, loadGen: 70, others: 5, idle: 0.1 },
+      { server: 90, loadGen: 60, others: 5, idle: 0.1 },
+    ];
+    // 2 cores: 2e6 / 150 = 13,333 req/s, over the reference's 20,000 in that round.
+    assert.equal(
+      cpuCeiling('POST', cpu, [20_000, 10_000, 20_000], 'the baseline', 2),
+      '\nPOST CPU per request: server 100 + load generator 60.0 us; at that, 2 cores kept busy would give at most 0.67x the baseline',
+    );
+    const withDatabase = cpu.map((c) => ({ ...c, database: 50 }));
+    assert.match(
+      cpuCeiling('POST', withDatabase, [10_000, 10_000, 10_000], 'pgbench', 2),
+      /server 100 \+ load generator 60\.0 \+ database 50\.0 us; .* at most 1\.00x pgbench$/,
+    );
+  });
+
+  it("counts PostgreSQL's CPU, the connections that have ended included", suiteOptions('postgres'), async () => {
+    const before = cpuSample(undefined, true);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    const started = performance.now();
+    await client.query('SELECT count(*) FROM generate_series(1, 4000000)');
+    const queryMs = performance.now() - started;
+    await client.end();
+    // Its backend's time moves to the postmaster's children's once the postmaster has waited for it.
+    let cpu = cpuPerRequest(before, cpuSample(undefined, true), 1);
+    for (let i = 0; i < 40 && cpu.database! < queryMs * 250; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      cpu = cpuPerRequest(before, cpuSample(undefined, true), 1);
+    }
+    assert.ok(cpu.database! >= queryMs * 250, `database ${cpu.database} us for a query of ${queryMs} ms`);
+  });
+});

@@ -51,6 +51,8 @@ function machineTicks(): { idle: number; total: number } {
 }
 
 export interface CpuSample {
+  /** When it was taken: performance.now(). */
+  at: number;
   server: number;
   loadGen: number;
   database?: number;
@@ -65,6 +67,7 @@ export interface CpuSample {
 export function cpuSample(serverPid?: number, database = false): CpuSample {
   const self = stat('self')!;
   return {
+    at: performance.now(),
     server: serverPid === undefined ? 0 : (stat(serverPid)?.own ?? 0),
     loadGen: self.own + self.children,
     ...(database && { database: databaseTicks() }),
@@ -82,6 +85,9 @@ export interface CpuPerRequest {
   others: number;
   idle: number;
 }
+
+/** Seconds between two samples. */
+export const elapsed = (before: CpuSample, after: CpuSample) => (after.at - before.at) / 1000;
 
 export function cpuPerRequest(before: CpuSample, after: CpuSample, requests: number): CpuPerRequest {
   const us = (ticks: number) => (ticks * 1e6) / TICKS / requests;

@@ -18,23 +18,27 @@ export async function postgresReads(b: ReadBench & { token: string }): Promise<v
   if (!admin) return;
   const schemas: string[] = [];
   try {
-    await readLoadsOn(b, async (size) => {
-      const schema = `bench_${randomBytes(4).toString('hex')}`;
-      schemas.push(schema);
-      // The service migrates the new schema; the plants go in once its tables exist.
-      const service = await startService({ DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: b.token });
-      const seeding = performance.now();
-      for (let start = 0; start < size; start += BATCH) {
-        const plants = Array.from({ length: Math.min(BATCH, size - start) }, (_, k) => seededPlant(start + k, size));
-        await admin.query({
-          text: `INSERT INTO ${schema}.plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])`,
-          values: [plants.map((p) => String(p.id)), plants.map((p) => p.name), plants.map((p) => p.tag)],
-        });
-      }
-      await admin.query(`VACUUM ANALYZE ${schema}.plants, ${schema}.plant_words`);
-      console.log(`seeded ${size.toLocaleString('en')} plants in ${fmt((performance.now() - seeding) / 1000)} s`);
-      return service;
-    });
+    await readLoadsOn(
+      b,
+      async (size) => {
+        const schema = `bench_${randomBytes(4).toString('hex')}`;
+        schemas.push(schema);
+        // The service migrates the new schema; the plants go in once its tables exist.
+        const service = await startService({ DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: b.token });
+        const seeding = performance.now();
+        for (let start = 0; start < size; start += BATCH) {
+          const plants = Array.from({ length: Math.min(BATCH, size - start) }, (_, k) => seededPlant(start + k, size));
+          await admin.query({
+            text: `INSERT INTO ${schema}.plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])`,
+            values: [plants.map((p) => String(p.id)), plants.map((p) => p.name), plants.map((p) => p.tag)],
+          });
+        }
+        await admin.query(`VACUUM ANALYZE ${schema}.plants, ${schema}.plant_words`);
+        console.log(`seeded ${size.toLocaleString('en')} plants in ${fmt((performance.now() - seeding) / 1000)} s`);
+        return service;
+      },
+      true,
+    );
   } finally {
     for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();

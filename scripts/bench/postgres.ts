@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { cpuPerRequest, cpuSample, type CpuPerRequest } from './cpu.js';
+import { cpuPerRequest, cpuSample, elapsed, type CpuPerRequest } from './cpu.js';
 import { COLUMNS, load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
 import { cpuCeiling, fmt, median, peakRss, table } from './report.js';
@@ -40,9 +40,11 @@ async function pgbench(
   args.push('-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'));
   const before = cpuSample(undefined, true);
   const { stdout } = await run('pgbench', [...args, url.pathname.slice(1)], { timeout: (seconds + 30) * 1000 });
-  const done = Number(/number of transactions actually processed: (\d+)/.exec(stdout)?.[1]);
-  const cpu = cpuPerRequest(before, cpuSample(undefined, true), done);
+  const after = cpuSample(undefined, true);
   const tps = Number(/tps = ([\d.]+)/.exec(stdout)?.[1]);
+  // Its tps leaves out its connections' set-up, which its CPU and the database's include: per
+  // transaction at its rate over the whole run, as a server's are over its whole load.
+  const cpu = cpuPerRequest(before, after, tps * elapsed(before, after));
   const ms = Number(/latency average = ([\d.]+) ms/.exec(stdout)?.[1]);
   return { tps, ms, cpu };
 }
@@ -101,6 +103,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[] };
     const posts: LoadResult[] = [];
     const refs: Awaited<ReturnType<typeof pgbench>>[] = [];
+    const barePosts: LoadResult[] = [];
     const writes: LoadResult[] = [];
     const all: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
@@ -108,6 +111,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       const ref = await pgbench(b.dir, schema, b.connections, b.seconds);
       refs.push(ref);
       const barePost = await load(bare, bareSpec('POST'));
+      barePosts.push(barePost);
       const put = await load(service, spec('PUT'));
       const barePut = await load(bare, bareSpec('PUT'));
       const del = await load(service, spec('DELETE'));
@@ -192,6 +196,13 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
         peakRss('peak RSS of the writes', Math.max(...writes.map((r) => r.peakRssMb))) +
         `\nbare node:http baseline / pgbench: ${fmt(median(bareBase))}x  (HTTP with no database at all)` +
         `\nbare store POST / pgbench: ${fmt(median(bareRatio.POST))}x  (the same batched write with no HTTP features)` +
+        cpuCeiling(
+          'bare store POST',
+          barePosts.map((r) => r.cpu),
+          refTps,
+          'pgbench',
+          cores,
+        ) +
         `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +
         `\nGET by id / pgbench: ${fmt(median(ratio.GET))}x  (reads by id are batched too)` +
         refusals(all),

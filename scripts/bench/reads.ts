@@ -58,6 +58,7 @@ async function alternate(targets: Running[], specs: Omit<LoadSpec, 'seconds'>[],
     cpu: {
       server: median(r.map((x) => x.cpu.server)),
       loadGen: median(r.map((x) => x.cpu.loadGen)),
+      ...(r.every((x) => x.cpu.database !== undefined) && { database: median(r.map((x) => x.cpu.database!)) }),
       others: median(r.map((x) => x.cpu.others)),
       idle: median(r.map((x) => x.cpu.idle)),
     },
@@ -70,7 +71,12 @@ async function alternate(targets: Running[], specs: Omit<LoadSpec, 'seconds'>[],
  * `rounds` rounds of both stores second by second, then prints the table and the ratios (median
  * of the rounds).
  */
-export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise<Running>): Promise<void> {
+export async function readLoadsOn(
+  b: ReadBench,
+  start: (size: number) => Promise<Running>,
+  /** Count PostgreSQL's CPU per request too (its stores). */
+  database = false,
+): Promise<void> {
   const rows: (string | number)[][] = [];
   let peak = 0;
   const ratios: Record<string, number[]> = {};
@@ -84,6 +90,7 @@ export async function readLoadsOn(b: ReadBench, start: (size: number) => Promise
         headers: b.headers,
         next: readLoads(size)[name]!,
         connections: b.connections,
+        database,
       }));
       for (const [k, target] of targets.entries()) await load(target, { ...specs[k]!, seconds: 1 }); // warm-up
       for (let round = 1; round <= b.rounds; round++) {

@@ -128,6 +128,7 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
   const bareRatio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], service: [] as number[] };
   const posts: LoadResult[] = [];
   const bases: LoadResult[] = [];
+  const barePosts: LoadResult[] = [];
   const writes: LoadResult[] = [];
   const all: LoadResult[] = [];
   for (let round = 1; round <= b.rounds; round++) {
@@ -135,6 +136,7 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
     const base = await load(baseline, spec('POST'));
     const barePost = await load(bare, bareSpec('POST'));
     bases.push(base);
+    barePosts.push(barePost);
     const put = await load(service, spec('PUT'));
     const barePut = await load(bare, bareSpec('PUT'));
     const del = await load(service, spec('DELETE'));
@@ -202,6 +204,13 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
         cores,
       ) +
       `\nbare store POST / baseline: ${fmt(median(bareRatio.POST))}x  (the same durable write with no HTTP features)` +
+      cpuCeiling(
+        'bare store POST',
+        barePosts.map((r) => r.cpu),
+        baseRps,
+        'the baseline',
+        cores,
+      ) +
       `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +
       `\nPOST / bare store POST: ${fmt(median(bareRatio.service))}x  (what the service's HTTP side leaves of it)` +
       refusals(all),

@@ -49,8 +49,10 @@ export function cpuCeiling(
   const m = (part: (c: CpuPerRequest) => number) => fmt(median(loads.map(part)));
   const database = loads.every((c) => c.database !== undefined) ? ` + database ${m((c) => c.database!)}` : '';
   const ceiling = median(loads.map((c, k) => ceilingRps(c, cores) / referenceRps[k]!));
+  // pgbench has no server: its client is the load generator.
+  const server = loads.some((c) => c.server > 0) ? `server ${m((c) => c.server)} + ` : '';
   return (
-    `\n${label} CPU per request: server ${m((c) => c.server)} + load generator ${m((c) => c.loadGen)}${database} us;` +
+    `\n${label} CPU per request: ${server}load generator ${m((c) => c.loadGen)}${database} us;` +
     ` at that, ${cores} cores kept busy would give at most ${fmt(ceiling)}x ${reference}`
   );
 }

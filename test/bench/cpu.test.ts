@@ -61,6 +61,11 @@ describe("the benchmark's CPU per request", () => {
       cpuCeiling('POST', withDatabase, [10_000, 10_000, 10_000], 'pgbench', 2),
       /server 100 \+ load generator 60\.0 \+ database 50\.0 us; .* at most 1\.00x pgbench$/,
     );
+    const pgbench = withDatabase.map((c) => ({ ...c, server: 0 }));
+    assert.match(
+      cpuCeiling('pgbench', pgbench, [10_000, 10_000, 10_000], 'itself', 2),
+      /CPU per request: load generator 60\.0 \+/,
+    );
   });
 
   it("counts PostgreSQL's CPU, the connections that have ended included", suiteOptions('postgres'), async (t) => {

@@ -7,7 +7,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -87,14 +86,8 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       await admin.query(`VACUUM ANALYZE ${s}.plants`);
     }
     // PostgreSQL's CPU is counted in each load: it shares the cores with the server here.
-    const counted =
-      (make: ReturnType<typeof writeSpec>): ReturnType<typeof writeSpec> =>
-      (...a) => ({
-        ...make(...a),
-        database: true,
-      });
-    const spec = counted(writeSpec(b, writeLoads()));
-    const bareSpec = counted(writeSpec(b, writeLoads()));
+    const spec = writeSpec(b, writeLoads(), true);
+    const bareSpec = writeSpec(b, writeLoads(), true);
     await warmUpWriteSection({ service, bare, baseline }, spec, bareSpec);
     await pgbench(b.dir, schema, b.connections, 1);
     const rows: (string | number)[][] = [];
@@ -174,35 +167,16 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     ]);
     table(['round / load', ...COLUMNS], rows);
     const refTps = refs.map((r) => r.tps);
-    const cores = availableParallelism();
     console.log(
       `\nPOST / pgbench (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 1.0)` +
-        cpuCeiling(
-          'POST',
-          posts.map((r) => r.cpu),
-          refTps,
-          'pgbench',
-          cores,
-        ) +
-        cpuCeiling(
-          'pgbench',
-          refs.map((r) => r.cpu),
-          refTps,
-          'itself',
-          cores,
-        ) +
+        cpuCeiling('POST', posts, refTps, 'pgbench') +
+        cpuCeiling('pgbench', refs, refTps, 'itself') +
         `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 20)` +
         `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target >= 0.77)` +
         peakRss('peak RSS of the writes', Math.max(...writes.map((r) => r.peakRssMb))) +
         `\nbare node:http baseline / pgbench: ${fmt(median(bareBase))}x  (HTTP with no database at all)` +
         `\nbare store POST / pgbench: ${fmt(median(bareRatio.POST))}x  (the same batched write with no HTTP features)` +
-        cpuCeiling(
-          'bare store POST',
-          barePosts.map((r) => r.cpu),
-          refTps,
-          'pgbench',
-          cores,
-        ) +
+        cpuCeiling('bare store POST', barePosts, refTps, 'pgbench') +
         `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +
         `\nGET by id / pgbench: ${fmt(median(ratio.GET))}x  (reads by id are batched too)` +
         refusals(all),

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { ceilingRps, type CpuPerRequest } from './cpu.js';
 
 /** Prints rows as an aligned plain-text table. */
@@ -41,11 +42,12 @@ export function peakRss(label: string, mib: number): string {
  */
 export function cpuCeiling(
   label: string,
-  loads: CpuPerRequest[],
+  results: { cpu: CpuPerRequest }[],
   referenceRps: number[],
   reference: string,
-  cores: number,
+  cores = availableParallelism(),
 ): string {
+  const loads = results.map((r) => r.cpu);
   const m = (part: (c: CpuPerRequest) => number) => fmt(median(loads.map(part)));
   const database = loads.every((c) => c.database !== undefined) ? ` + database ${m((c) => c.database!)}` : '';
   const ceiling = median(loads.map((c, k) => ceilingRps(c, cores) / referenceRps[k]!));

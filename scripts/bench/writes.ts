@@ -6,7 +6,6 @@
 // most a write's could be. The bare store (the baseline with the store behind it, on a store
 // seeded alike) takes the same three write loads in the same rounds: what a durable write alone
 // reaches here, and what the service's HTTP side costs on top of it.
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { COLUMNS, load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
@@ -97,9 +96,13 @@ export async function warmUpWriteSection(
   await warmUp([[baseline, spec]], ['POST']);
 }
 
-/** Load of `method` on the write benchmark's paths; a request without a body says no Content-Type. */
-export function writeSpec(b: WriteBench, loads: ReturnType<typeof writeLoads>) {
+/**
+ * Load of `method` on the write benchmark's paths; a request without a body says no Content-Type.
+ * `database`: count PostgreSQL's CPU in each load (the PostgreSQL section).
+ */
+export function writeSpec(b: WriteBench, loads: ReturnType<typeof writeLoads>, database = false) {
   return (method: Method, seconds = b.seconds, connections = b.connections) => ({
+    database,
     method,
     headers: method === 'DELETE' || method === 'GET' ? { authorization: b.headers.authorization! } : b.headers,
     next: loads[method],
@@ -175,42 +178,22 @@ export async function sqliteWrites(b: WriteBench): Promise<void> {
   }
   table(['round / load', ...COLUMNS], rows);
   const baseRps = bases.map((r) => r.rps);
-  const cores = availableParallelism();
   console.log(
     `\nPOST / baseline (median of rounds): ${fmt(median(ratio.POST))}x  (target >= 0.6)` +
-      cpuCeiling(
-        'POST',
-        posts.map((r) => r.cpu),
-        baseRps,
-        'the baseline',
-        cores,
-      ) +
-      cpuCeiling(
-        'baseline',
-        bases.map((r) => r.cpu),
-        baseRps,
-        'itself',
-        cores,
-      ) +
+      cpuCeiling('POST', posts, baseRps, 'the baseline') +
+      cpuCeiling('baseline', bases, baseRps, 'itself') +
       `\nPOST p99 (median of rounds): ${fmt(median(posts.map((r) => r.p99)))} ms  (target <= 10)` +
       `\nPUT / POST: ${fmt(median(ratio.PUT))}x, DELETE / POST: ${fmt(median(ratio.DELETE))}x  (target: within 1.3x, i.e. >= 0.77)` +
       peakRss('peak RSS of the writes', Math.max(...writes.map((r) => r.peakRssMb))) +
       `\nGET by id / baseline: ${fmt(median(ratio.GET))}x  (writes nothing: about the most POST / baseline could be)` +
       cpuCeiling(
         'GET by id',
-        gets.map(([get]) => get.cpu),
+        gets.map(([get]) => get),
         gets.map(([, base]) => base.rps),
         'the baseline',
-        cores,
       ) +
       `\nbare store POST / baseline: ${fmt(median(bareRatio.POST))}x  (the same durable write with no HTTP features)` +
-      cpuCeiling(
-        'bare store POST',
-        barePosts.map((r) => r.cpu),
-        baseRps,
-        'the baseline',
-        cores,
-      ) +
+      cpuCeiling('bare store POST', barePosts, baseRps, 'the baseline') +
       `\nbare store PUT / POST: ${fmt(median(bareRatio.PUT))}x, DELETE / POST: ${fmt(median(bareRatio.DELETE))}x` +
       `\nPOST / bare store POST: ${fmt(median(bareRatio.service))}x  (what the service's HTTP side leaves of it)` +
       refusals(all),

@@ -1,5 +1,5 @@
-import underPressure from '@fastify/under-pressure';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.js';
 import type { Store } from '../../store/store.js';
 import { HttpError } from '../http-error.js';
@@ -11,10 +11,16 @@ const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
 const SAMPLE_MS = 1000;
 
 /**
- * Overload protection (503): when the event loop falls behind (mean delay over
- * the last second past MAX_EVENT_LOOP_DELAY_MS) or the store does (more than MAX_WRITE_BACKLOG
- * writes waiting for a commit), new requests get 503 with Retry-After at once instead of
- * queueing without end. The check runs after routing, before the credential.
+ * Overload protection (503): when the event loop falls behind (mean delay over the last second
+ * past MAX_EVENT_LOOP_DELAY_MS) or the store does (more than MAX_WRITE_BACKLOG writes waiting for a
+ * commit), new requests get 503 with Retry-After at once instead of queueing without end. The check
+ * runs after routing, before the credential.
+ *
+ * Written here rather than with @fastify/under-pressure: its sampling timer also reads the
+ * resident memory (process.memoryUsage, which opens /proc/self/stat), and with every descriptor
+ * taken by a flood of connections that threw EMFILE out of a timer and ended the process. This
+ * guard takes nothing from the operating system that can run out: the delay comes from
+ * perf_hooks' histogram and the backlog from the store's own counters.
  */
 export async function registerOverloadGuard(
   app: FastifyInstance,
@@ -23,33 +29,47 @@ export async function registerOverloadGuard(
   onRefused: (reason: string) => void = () => {},
 ): Promise<void> {
   const { maxEventLoopDelayMs, maxWriteBacklog } = config;
-  const backlog = maxWriteBacklog > 0 && store.pendingWrites?.bind(store);
-  if (maxEventLoopDelayMs === 0 && !backlog) return;
-  // The delay is sampled from registration on, so the first samples cover start-up's own
-  // synchronous work (compiling the contract's schemas, opening the store): on a busy machine a
-  // start that took seconds read as seconds of delay, and the first requests got 503. The delay
-  // is judged from the first sample taken wholly after ready: at most two intervals later.
-  let judgeDelayFrom = Infinity;
-  app.addHook('onReady', async () => {
-    judgeDelayFrom = Date.now() + 2 * SAMPLE_MS;
+  const backlog = maxWriteBacklog > 0 ? store.pendingWrites?.bind(store) : undefined;
+  const delay = maxEventLoopDelayMs > 0 ? meanEventLoopDelay() : undefined;
+  if (!delay && !backlog) return;
+  // Start-up's own synchronous work (compiling the contract's schemas, opening the store) can hold
+  // the loop for seconds on a busy machine; that is not load. Only samples taken wholly after
+  // ready are judged.
+  app.addHook('onReady', async () => delay?.judgeFromNow());
+  app.addHook('onClose', async () => delay?.stop());
+  app.addHook('onRequest', async (request) => {
+    if (EXEMPT.has(request.routeOptions.config.route ?? '')) return;
+    if (backlog && backlog() > maxWriteBacklog) refuse('write_backlog', 'the store is behind on writes');
+    if (delay && delay.ms() > maxEventLoopDelayMs) refuse('event_loop_delay', 'the server is overloaded');
   });
-  await app.register(underPressure, {
-    maxEventLoopDelay: maxEventLoopDelayMs,
-    sampleInterval: SAMPLE_MS,
-    ...(backlog && {
-      healthCheck: async () => backlog() <= maxWriteBacklog,
-      healthCheckInterval: 100,
-    }),
-    // A rejected promise reaches the error handler: 503 with the seed's Error body.
-    pressureHandler: async (request: FastifyRequest, _reply, type) => {
-      if (EXEMPT.has(request.routeOptions.config.route ?? '')) return;
-      // A delay not judged yet is let through; the backlog, checked after it, still is.
-      const early = type === underPressure.TYPE_EVENT_LOOP_DELAY && Date.now() < judgeDelayFrom;
-      if (early && !(backlog && backlog() > maxWriteBacklog)) return;
-      const backlogged = early || type === underPressure.TYPE_HEALTH_CHECK;
-      onRefused(backlogged ? 'write_backlog' : 'event_loop_delay');
-      const why = backlogged ? 'the store is behind on writes' : 'the server is overloaded';
-      throw new HttpError(503, `${why}; retry later`, { 'retry-after': '1' });
+
+  function refuse(reason: string, why: string): never {
+    onRefused(reason);
+    // Thrown from a hook, it reaches the error handler: 503 with the seed's Error body.
+    throw new HttpError(503, `${why}; retry later`, { 'retry-after': '1' });
+  }
+}
+
+/** The event loop's mean delay over the last whole sample, in ms; 0 until one after ready. */
+function meanEventLoopDelay() {
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  let judgeFrom = Infinity;
+  let windowStart = Date.now();
+  let mean = 0;
+  const timer = setInterval(() => {
+    // A window with no sample (NaN) had no delay worth a sample: the loop was idle.
+    mean = windowStart >= judgeFrom ? Math.max(0, (histogram.mean || 0) / 1e6 - 10) : 0;
+    histogram.reset();
+    windowStart = Date.now();
+  }, SAMPLE_MS);
+  timer.unref();
+  return {
+    ms: () => mean,
+    judgeFromNow: () => void (judgeFrom = Date.now()),
+    stop: () => {
+      clearInterval(timer);
+      histogram.disable();
     },
-  });
+  };
 }

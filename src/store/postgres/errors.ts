@@ -8,8 +8,17 @@ import { StoreUnavailableError } from '../../domain/errors.js';
  */
 const TRANSIENT_CLASSES = new Set(['08', '28', '40', '53', '57', '58']);
 
-/** Socket-level failures reaching the server. */
+/**
+ * Socket-level failures reaching the server, and this process running out of what a connection
+ * needs: descriptors (a flood of clients holding every one), socket buffers, ephemeral ports.
+ * Each passes when the flood does.
+ */
 const NETWORK_CODES = new Set([
+  'EMFILE',
+  'ENFILE',
+  'ENOBUFS',
+  'ENOMEM',
+  'EADDRNOTAVAIL',
   'ECONNREFUSED',
   'ECONNRESET',
   'ECONNABORTED',

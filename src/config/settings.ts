@@ -90,6 +90,12 @@ export const SETTINGS = {
     default: 5_000,
     parse: p.integer(1, 3_600_000),
   }),
+  maxPipelinedRequests: given({
+    env: 'MAX_PIPELINED_REQUESTS',
+    doc: 'requests one connection may have sent and not yet had answered (8 of them handled at once); past it, 503 and the connection closes',
+    default: 64,
+    parse: p.integer(8, 100_000),
+  }),
   shutdownTimeoutMs: given({
     env: 'SHUTDOWN_TIMEOUT_MS',
     doc: 'how long SIGTERM/SIGINT wait for in-flight requests before exiting 1',

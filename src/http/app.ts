@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Services } from '../services.js';
 import { validationError } from '../openapi/validation.js';
 import { clientErrorHandler, errorHandler, guardHttpServer } from './errors.js';
+import { guardConnections } from './connections.js';
 import { metricsListenerPlugin } from './metrics-server.js';
 import { authPlugin } from './plugins/auth.js';
 import { contractPlugin } from './plugins/contract.js';
@@ -46,6 +47,11 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     schemaErrorFormatter: (errors, part) => validationError(errors, part),
   });
   guardHttpServer(app.server);
+  guardConnections(app.server, {
+    maxPipelined: config.maxPipelinedRequests,
+    onRefused: () => metrics.overloaded('pipelining'),
+    onAcceptError: (err) => app.log.error({ err }, 'could not accept a connection'),
+  });
   app.setErrorHandler(errorHandler);
   registerJsonBody(app, config.bodyLimitBytes);
 
@@ -60,6 +66,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     registry: metrics.registry,
     port: config.metricsPort,
     host: config.metricsHost ?? config.host,
+    timeouts: config,
   });
 
   await app.register(plantRoutes, { store });

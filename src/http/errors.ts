@@ -11,6 +11,7 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '../domain/errors.js';
+import { closeAfter } from './connections.js';
 import { HttpError } from './http-error.js';
 
 // node:http is taken with process.getBuiltinModule, not an ESM import: an ESM import builds a
@@ -90,8 +91,9 @@ function rawErrorResponse(status: number, message: string): string {
 }
 
 /**
- * Malformed requests rejected by Node's HTTP parser never reach Fastify; they still get the
- * Error shape, and the connection is closed because its framing cannot be trusted.
+ * Malformed requests rejected by Node's HTTP parser, and requests whose headers or whole request
+ * took too long, never reach Fastify; they still get the Error shape, and the connection is closed
+ * (for good: closeAfter) because its framing cannot be trusted.
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex) {
   if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
@@ -104,7 +106,7 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex) {
       : err.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'request headers are too large']
         : [400, 'malformed HTTP request'];
-  socket.end(rawErrorResponse(status, message));
+  closeAfter(socket, rawErrorResponse(status, message));
 }
 
 /** Requests that asked for `100 Continue` (Expect: 100-continue) and have not been given it yet. */
@@ -180,7 +182,6 @@ export function guardHttpServer(server: Server): void {
     server.emit('request', req, res);
   });
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    socket.on('error', () => socket.destroy());
-    socket.end(rawErrorResponse(501, 'CONNECT is not supported: this server is not a proxy'));
+    closeAfter(socket, rawErrorResponse(501, 'CONNECT is not supported: this server is not a proxy'));
   });
 }

@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
+import { guardConnections, IN_PROCESS_PER_CONNECTION } from './connections.js';
 import { clientErrorHandler, declaresBody, guardHttpServer, hostProblem } from './errors.js';
 import { requestId } from './request-id.js';
 
@@ -11,6 +12,7 @@ const { createServer } = process.getBuiltinModule('node:http');
 
 export interface MetricsServer {
   url: string;
+  server: Server;
   close(): Promise<void>;
 }
 
@@ -30,8 +32,28 @@ function prepare(req: IncomingMessage, res: ServerResponse): void {
  * The optional credential-free listener (METRICS_PORT): `GET /metrics` (and HEAD) and nothing else,
  * for a Prometheus scraper on a private network. The API port keeps requiring `metrics:read`.
  */
-export async function startMetricsServer(registry: Registry, port: number, host: string): Promise<MetricsServer> {
-  const server: Server = createServer({ requireHostHeader: false }, (req, res) => {
+/** The slow-client time-outs of the API port, which this listener keeps too. */
+export interface ListenerTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+}
+
+export async function startMetricsServer(
+  registry: Registry,
+  port: number,
+  host: string,
+  timeouts: ListenerTimeouts,
+): Promise<MetricsServer> {
+  const options = {
+    requireHostHeader: false,
+    headersTimeout: timeouts.headersTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    // As on the API port: Node checks the first two only this often (30 s by default).
+    connectionsCheckingInterval: 1000,
+  };
+  const server: Server = createServer(options, (req, res) => {
     prepare(req, res);
     const problem = hostProblem(req);
     if (problem !== undefined) return error(res, 400, problem, { connection: 'close' });
@@ -62,9 +84,8 @@ export async function startMetricsServer(registry: Registry, port: number, host:
   });
   server.on('clientError', clientErrorHandler);
   guardHttpServer(server);
-  server.keepAliveTimeout = 5_000;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  // A scraper sends one request at a time: a few in process, none waiting.
+  guardConnections(server, { maxPipelined: IN_PROCESS_PER_CONNECTION });
   server.listen(port, host);
   await once(server, 'listening');
   const { address, port: bound } = server.address() as AddressInfo;
@@ -72,6 +93,7 @@ export async function startMetricsServer(registry: Registry, port: number, host:
     address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address.includes(':') ? `[${address}]` : address;
   return {
     url: `http://${shown}:${bound}`,
+    server,
     close: () =>
       new Promise((resolve) => {
         server.close(() => resolve());
@@ -88,12 +110,17 @@ declare module 'fastify' {
 }
 
 /** Starts the METRICS_PORT listener with the app and stops it with the app. */
-export const metricsListenerPlugin = fp<{ registry: Registry; port: number | undefined; host: string }>(
-  async (app, { registry, port, host }) => {
+export const metricsListenerPlugin = fp<{
+  registry: Registry;
+  port: number | undefined;
+  host: string;
+  timeouts: ListenerTimeouts;
+}>(
+  async (app, { registry, port, host, timeouts }) => {
     app.decorate('metricsListener', undefined);
     if (port === undefined) return;
     app.addHook('onReady', async () => {
-      app.metricsListener = await startMetricsServer(registry, port, host);
+      app.metricsListener = await startMetricsServer(registry, port, host, timeouts);
       app.log.info({ url: `${app.metricsListener.url}/metrics` }, 'metrics listening (no credential needed)');
     });
     app.addHook('onClose', async () => app.metricsListener?.close());

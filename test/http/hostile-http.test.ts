@@ -4,9 +4,9 @@
 // a refused request's body is never read. The socket cases use the same app on a real socket.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { assertConforms, postPlant, rawResponse, send } from '../support/http.js';
+import { open } from '../support/raw-connection.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
 for (const store of stores) {
@@ -87,52 +87,6 @@ for (const store of stores) {
       });
     },
   );
-}
-
-/** A raw connection: what the server sent, and whether (and when) it closed its side. */
-interface Conn {
-  socket: Socket;
-  data: () => string;
-  /** Resolves when the server has ended the connection (FIN or reset), with the time it took. */
-  ended: Promise<number>;
-  /** Resolves once `text` has arrived. */
-  waitFor(text: string, ms?: number): Promise<void>;
-}
-
-function open(port: number): Conn {
-  const socket = connect(port, '127.0.0.1');
-  let data = '';
-  const started = Date.now();
-  const waiters: (() => void)[] = [];
-  socket.on('data', (d: Buffer) => {
-    data += d.toString('latin1');
-    for (const w of waiters.splice(0)) w();
-  });
-  socket.on('error', () => undefined);
-  const ended = new Promise<number>((resolve) => {
-    socket.once('end', () => resolve(Date.now() - started));
-    socket.once('close', () => resolve(Date.now() - started));
-  });
-  return {
-    socket,
-    data: () => data,
-    ended,
-    waitFor(text, ms = 5000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`no ${JSON.stringify(text)} in ${ms} ms; got ${JSON.stringify(data)}`)),
-          ms,
-        );
-        const check = () => {
-          if (data.includes(text)) {
-            clearTimeout(timer);
-            resolve();
-          } else waiters.push(check);
-        };
-        check();
-      });
-    },
-  };
 }
 
 /** The first complete response in `text` (after any 1xx), as the conformance check reads it. */

@@ -1,0 +1,138 @@
+// What one TCP connection may hold of the server: its pipelined requests are bounded, a refused
+// or timed-out connection is closed for good, and a failure to accept one is not the process's
+// end. Both listeners (the API port and METRICS_PORT) are guarded the same way.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { requestId } from './request-id.js';
+
+/** Requests of one connection processed at once; what it pipelined past them waits, unread. */
+export const IN_PROCESS_PER_CONNECTION = 8;
+
+/** How long a refused connection stays half closed for its client to read the answer. */
+export const LINGER_MS = 1000;
+
+/**
+ * How long a connection past its pipelining limit has to read the answers before its 503; then it
+ * is closed. Node has already made a request object of everything in the chunk it read, and holds
+ * them until the connection ends: a client that never reads must not keep them.
+ */
+export const REFUSED_GRACE_MS = 5000;
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface ConnectionLimits {
+  /** Requests one connection may have read and not yet answered; past it, 503 and the connection closes. */
+  maxPipelined: number;
+  onRefused?: () => void;
+  onAcceptError?: (err: Error) => void;
+}
+
+interface Pipeline {
+  active: number;
+  waiting: [IncomingMessage, ServerResponse][];
+  /** Past the limit: the 503 is on its way and nothing more of this connection is read or answered. */
+  refused: boolean;
+  held: boolean;
+}
+
+/**
+ * Node's HTTP server hands every request of a chunk it reads to the handler at once: a client
+ * that pipelines thousands of requests without reading the answers had each of them handled,
+ * and their answers buffered, together (hundreds of MiB for a few connections). Here a
+ * connection gets IN_PROCESS_PER_CONNECTION requests handled at a time; the rest wait, and while
+ * any wait the connection is not read further (the flag and pause Node's own server uses when a
+ * client stops reading its answers), so the client's next requests stay in TCP's buffers. A
+ * connection with more than `maxPipelined` requests read and unanswered gets 503 with
+ * `Connection: close` in their place, after the answers before it (RFC 9112 9.3.2: a client
+ * retries the unanswered ones on a new connection).
+ */
+export function guardConnections(server: Server, limits: ConnectionLimits): void {
+  const pipelines = new WeakMap<Socket, Pipeline>();
+  const [handle, ...others] = server.listeners('request') as Listener[];
+  if (!handle || others.length > 0) throw new Error('guardConnections expects the one request listener of the app');
+  server.removeListener('request', handle);
+
+  // Reading stops as Node's own server stops it for a client that does not read its answers:
+  // the flag it checks, the socket paused, and the parser paused once it has finished the chunk
+  // it is in (Node does that itself after a request handler set the flag; pausing the parser in
+  // the middle of a chunk would make the rest of it a parse error).
+  const hold = (socket: Socket, p: Pipeline, parsing: boolean) => {
+    p.held = true;
+    const s = socket as Socket & { _paused?: boolean; parser?: { pause(): void } | null };
+    s._paused = true;
+    socket.pause();
+    if (!parsing) s.parser?.pause();
+  };
+  const release = (socket: Socket, p: Pipeline) => {
+    p.held = false;
+    // Node's server resumes reading on the socket's drain once its own answers are written.
+    socket.emit('drain');
+  };
+  const run = (req: IncomingMessage, res: ServerResponse, p: Pipeline) => {
+    p.active++;
+    // Closed when the answer is written to the socket (or the connection ends): only then is
+    // the next waiting request handled, so a client that does not read holds IN_PROCESS answers.
+    res.once('close', () => {
+      p.active--;
+      const next = p.waiting.shift();
+      if (next) run(next[0], next[1], p);
+      // Node may have resumed reading on a drain meanwhile: hold again while any wait.
+      if (p.waiting.length > 0 || p.refused) hold(req.socket, p, false);
+      else if (p.held) release(req.socket, p);
+    });
+    handle(req, res);
+  };
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const socket = req.socket;
+    if (socket.destroyed) return;
+    let p = pipelines.get(socket);
+    if (!p) pipelines.set(socket, (p = { active: 0, waiting: [], refused: false, held: false }));
+    if (p.refused) return hold(socket, p, true);
+    if (p.active < IN_PROCESS_PER_CONNECTION && p.waiting.length === 0) return run(req, res, p);
+    if (p.active + p.waiting.length >= limits.maxPipelined) {
+      p.refused = true;
+      hold(socket, p, true);
+      limits.onRefused?.();
+      const timer = setTimeout(() => socket.destroy(), REFUSED_GRACE_MS);
+      timer.unref();
+      socket.once('close', () => clearTimeout(timer));
+      return refuse(req, res, limits.maxPipelined);
+    }
+    p.waiting.push([req, res]);
+    hold(socket, p, true);
+  });
+
+  // An accept that fails (out of descriptors, and libuv's reserve descriptor gone too) is
+  // emitted on the listening server; unheard, it would end the process.
+  server.once('listening', () => server.on('error', (err) => limits.onAcceptError?.(err)));
+}
+
+/** The 503 that takes the place of the requests past the limit (the Error shape, as everywhere). */
+function refuse(req: IncomingMessage, res: ServerResponse, max: number): void {
+  const message = `more than ${max} requests pipelined on one connection; send the rest on a new connection`;
+  const body = JSON.stringify({ error: 503, message });
+  res.writeHead(503, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId(req),
+    'retry-after': '1',
+    connection: 'close',
+  });
+  res.end(body);
+}
+
+/**
+ * Answers a connection the server will not serve (a malformed or timed-out request, CONNECT) and
+ * closes it for good: the answer and a FIN, then, once the client has had LINGER_MS to read it,
+ * the descriptor. `end()` alone left the socket half open, and its descriptor held, for as long as
+ * the client kept its side open, and a shutdown waited for every such socket.
+ */
+export function closeAfter(socket: Duplex, answer: string): void {
+  socket.on('error', () => socket.destroy());
+  socket.end(answer);
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}

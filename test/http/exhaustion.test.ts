@@ -1,0 +1,95 @@
+// The process when clients take what it has: with its descriptors capped (prlimit) and more
+// connections opened than it may hold, it stays up, answers what it accepted with 200 or 503
+// (never 500), and serves again once the flood ends; connections it refused do not hold up its
+// shutdown. The built server, since the process itself is under test.
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { open } from '../support/raw-connection.js';
+import { startServer } from '../support/server.js';
+import { stores, suiteOptions } from '../support/stores.js';
+
+/** `n` connections at once, each sending one request; after `holdMs`, the statuses they got. */
+async function flood(url: string, token: string, n: number, holdMs: number): Promise<Map<string, number>> {
+  const { port } = new URL(url);
+  const seen = new Map<string, number>();
+  const note = (what: string) => seen.set(what, (seen.get(what) ?? 0) + 1);
+  const sockets: Socket[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = connect(Number(port), '127.0.0.1');
+    const auth = `Authorization: Bearer ${token}\r\n`;
+    const body = `{"id":${1000 + i},"name":"flood ${i}"}`;
+    const request = [
+      `GET /plants?limit=5 HTTP/1.1\r\nHost: x\r\n${auth}\r\n`,
+      `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      `GET /metrics HTTP/1.1\r\nHost: x\r\n${auth}\r\n`,
+      'GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n',
+    ][i % 4]!;
+    s.on('connect', () => s.write(request));
+    s.once('data', (d: Buffer) => note(d.toString('latin1').slice(9, 12)));
+    s.on('error', (err: NodeJS.ErrnoException) => note(err.code ?? 'error'));
+    sockets.push(s);
+  }
+  await sleep(holdMs);
+  for (const s of sockets) s.destroy();
+  return seen;
+}
+
+for (const store of stores) {
+  describe(`out of file descriptors [${store}]`, suiteOptions(store), () => {
+    it('400 connections against 256 descriptors: the server stays up, never 500, and serves again after', async () => {
+      const server = await startServer({
+        store,
+        wrapper: ['prlimit', '--nofile=256:256'],
+        // The overload guard on, as in production: its timer is what used to throw EMFILE.
+        env: { MAX_EVENT_LOOP_DELAY_MS: '1000' },
+      });
+      try {
+        const seen = await flood(server.url, server.token, 400, 3000);
+        assert.equal(server.proc.exitCode, null, `the server exited: ${server.stderr.join('\n')}`);
+        assert.equal(server.proc.signalCode, null);
+        const statuses = [...seen.keys()].filter((k) => /^\d{3}$/.test(k));
+        assert.ok(seen.get('200'), `nothing was answered 200: ${JSON.stringify([...seen])}`);
+        assert.deepEqual(
+          statuses.filter((s) => s !== '200' && s !== '503'),
+          [],
+          `answers other than 200 and 503: ${JSON.stringify([...seen])}`,
+        );
+        // The flood is over: the server serves as before, within a few seconds.
+        const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+        let status = 0;
+        for (let i = 0; i < 50 && status !== 200; i++) {
+          if (i > 0) await sleep(100);
+          status = (await fetch(`${server.url}/plants`, { method: 'POST', headers, body: '{"id":1,"name":"after"}' }))
+            .status;
+        }
+        assert.equal(status, 200);
+        assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+      } finally {
+        await server.dispose();
+      }
+    });
+  });
+}
+
+describe('SIGTERM with refused connections still open on the client side (SQLite only: no store work)', () => {
+  it('exits 0 at once: the refused sockets are closed, not waited for', async () => {
+    const server = await startServer();
+    try {
+      const { port } = new URL(server.url);
+      const refused = Array.from({ length: 50 }, () => open(Number(port), { halfOpen: true }));
+      for (const c of refused) c.socket.write('GARBAGE\r\n\r\n');
+      for (const c of refused) await c.waitFor('{"error":400');
+      const started = Date.now();
+      const code = await server.stop();
+      assert.equal(code, 0, server.stdout.slice(-3).join('\n'));
+      // The drain waited at most for the refused sockets' last second (LINGER_MS), not for its
+      // time-out (10 s, then exit 1).
+      assert.ok(Date.now() - started < 5000, `stopped after ${Date.now() - started} ms`);
+      for (const c of refused) c.socket.destroy();
+    } finally {
+      await server.dispose();
+    }
+  });
+});

@@ -32,9 +32,6 @@ export async function registerOverloadGuard(
   const backlog = maxWriteBacklog > 0 ? store.pendingWrites?.bind(store) : undefined;
   const delay = maxEventLoopDelayMs > 0 ? meanEventLoopDelay() : undefined;
   if (!delay && !backlog) return;
-  // Start-up's own synchronous work (compiling the contract's schemas, opening the store) can hold
-  // the loop for seconds on a busy machine; that is not load. Only samples taken wholly after
-  // ready are judged.
   app.addHook('onReady', async () => delay?.judgeFromNow());
   app.addHook('onClose', async () => delay?.stop());
   app.addHook('onRequest', async (request) => {
@@ -50,23 +47,30 @@ export async function registerOverloadGuard(
   }
 }
 
-/** The event loop's mean delay over the last whole sample, in ms; 0 until one after ready. */
+/**
+ * The event loop's mean delay over the last sample, in ms. A loop held for seconds shows in the
+ * histogram as one late tick among many prompt ones, and that tick may be recorded only after the
+ * sample is taken: the sample's own lateness counts too. Until two samples after ready it is 0:
+ * start-up's work (compiling the contract's schemas, opening the store) can hold the loop for
+ * seconds on a busy machine, and that is not load.
+ */
 function meanEventLoopDelay() {
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
   let judgeFrom = Infinity;
-  let windowStart = Date.now();
+  let due = Date.now() + SAMPLE_MS;
   let mean = 0;
   const timer = setInterval(() => {
-    // A window with no sample (NaN) had no delay worth a sample: the loop was idle.
-    mean = windowStart >= judgeFrom ? Math.max(0, (histogram.mean || 0) / 1e6 - 10) : 0;
+    const now = Date.now();
+    // A sample with no tick recorded (NaN): nothing was late enough to record.
+    mean = Math.max((histogram.mean || 0) / 1e6 - 10, now - due, 0);
     histogram.reset();
-    windowStart = Date.now();
+    due = now + SAMPLE_MS;
   }, SAMPLE_MS);
   timer.unref();
   return {
-    ms: () => mean,
-    judgeFromNow: () => void (judgeFrom = Date.now()),
+    ms: () => (Date.now() < judgeFrom ? 0 : mean),
+    judgeFromNow: () => void (judgeFrom = Date.now() + 2 * SAMPLE_MS),
     stop: () => {
       clearInterval(timer);
       histogram.disable();

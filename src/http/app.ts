@@ -29,8 +29,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestId,
     bodyLimit: config.bodyLimitBytes,
-    // Every GET route answers HEAD too: the same status and headers, no body (RFC 9110 9.3.2).
-    exposeHeadRoutes: true,
+    // Every GET operation answers HEAD too, with the same route (http/plugins/contract.ts): the
+    // same status and headers, no body (RFC 9110 9.3.2).
+    exposeHeadRoutes: false,
     return503OnClosing: false,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,

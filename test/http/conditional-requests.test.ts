@@ -67,6 +67,26 @@ for (const store of stores) {
       assert.equal((await get(999_999n, { 'if-none-match': '*' })).status, 404);
     });
 
+    it('answers HEAD as GET: a 304 carries no Content-Length, as GET 304 does not; a 200 the length of the body', async () => {
+      const { id, etag } = await plant();
+      const full = await get(id);
+      const head = await send(server, { method: 'HEAD', path: `/plants/${id}`, headers: auth() });
+      assert.equal(head.status, 200);
+      assert.equal(head.headers['content-length'], String(Buffer.byteLength(full.text)));
+      for (const method of ['GET', 'HEAD']) {
+        const kept = await send(server, {
+          method,
+          path: `/plants/${id}`,
+          headers: { ...auth(), 'if-none-match': etag },
+        });
+        assert.equal(kept.status, 304, method);
+        assert.equal(kept.headers.etag, etag, method);
+        assert.equal(kept.headers['content-length'], undefined, `${method} 304 has no Content-Length (RFC 9110 8.6)`);
+        assert.equal(kept.headers['content-type'], undefined, method);
+      }
+      assert.equal((await del(id)).headers['content-length'], undefined, '204 has no Content-Length either');
+    });
+
     it('replaces with If-Match only while the plant is the one the client read (412 otherwise)', async () => {
       const { id, etag } = await plant();
       const first = await put(id, '{"name":"first"}', { 'if-match': etag });

@@ -93,7 +93,9 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
         const params = parametersSchema(op.parameters, 'path');
         const querystring = parametersSchema(op.parameters, 'query');
         const route: RouteOptions = {
-          method: op.method,
+          // HEAD is GET's own route, not Fastify's copy of it (exposeHeadRoutes), whose onSend
+          // gives an answer without a body (304) Content-Length: 0 where GET's has none.
+          method: op.method === 'GET' ? ['GET', 'HEAD'] : op.method,
           url: op.path.replace(/\{([^}]+)\}/g, ':$1'),
           schema: {
             ...(op.requestBody && { body: requestSchema(op.requestBody) }),

@@ -59,22 +59,25 @@ export interface paths {
         /**
          * Read a plant
          * @description Returns the plant with this id, with its id, and its `ETag`. With `If-None-Match` naming
-         *     that ETag (or `*`), answers 304 without a body instead, while the plant is unchanged.
+         *     that ETag (or `*`), answers 304 without a body instead, while the plant is unchanged;
+         *     with an `If-Match` that does not name it, 412 (evaluated first).
          */
         get: operations["getPlant"];
         /**
          * Replace a plant's name and tag
          * @description Replaces the name and the tag of an existing plant: a tag absent from the body is
          *     removed. The body is a Plant; if it also carries an `id`, that id must equal the path's.
-         *     With `If-Match`, replaces only while the plant's ETag is one of those given (412
-         *     otherwise, and nothing changes). A replacement that changes nothing sends no event.
+         *     With `If-Match`, replaces only while the plant's ETag is one of those given; with
+         *     `If-None-Match`, only while it is none of them (412 otherwise, and nothing changes). A
+         *     replacement that changes nothing sends no event.
          */
         put: operations["replacePlant"];
         post?: never;
         /**
          * Delete a plant
          * @description Removes the plant. Its id can be used again by a later creation. With `If-Match`,
-         *     deletes only while the plant's ETag is one of those given (412 otherwise).
+         *     deletes only while the plant's ETag is one of those given; with `If-None-Match`, only
+         *     while it is none of them (412 otherwise).
          */
         delete: operations["deletePlant"];
         options?: never;
@@ -87,8 +90,9 @@ export interface paths {
          *     an `id`, if present, must equal the path's, and members the plant does not have are
          *     refused rather than ignored, so a misspelt field is never a silent no-op. The media type
          *     must be `application/merge-patch+json` (415 otherwise). With `If-Match`, changes the
-         *     plant only while its ETag is one of those given (412 otherwise). A patch that changes
-         *     nothing answers 200 and sends no event.
+         *     plant only while its ETag is one of those given; with `If-None-Match`, only while it is
+         *     none of them (412 otherwise). A patch that changes nothing answers 200 and sends no
+         *     event.
          */
         patch: operations["patchPlant"];
         trace?: never;
@@ -414,7 +418,10 @@ export interface components {
         };
     };
     responses: {
-        /** @description The plant is unchanged since the client's copy (its ETag is in `If-None-Match`); no body. */
+        /**
+         * @description The plant is unchanged since the client's copy: `If-None-Match` names its ETag, or is
+         *     `*`. No body, and no `Content-Length`.
+         */
         NotModified: {
             headers: {
                 ETag: components["headers"]["ETag"];
@@ -427,8 +434,24 @@ export interface components {
             content?: never;
         };
         /**
-         * @description The plant's current ETag does not satisfy `If-Match`: someone changed or deleted it since
-         *     the client read it. Nothing changed; read it again and retry.
+         * @description `If-None-Match: *`, and this resource exists (it always does; it has no ETag for a list
+         *     of tags to name). No body, and no `Content-Length`.
+         */
+        NotModifiedExists: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "x-request-id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description A condition does not hold: `If-Match` names none of the target's current ETag (someone
+         *     changed the plant since the client read it; where there is no ETag, only `*` holds), or,
+         *     other than on `GET` and `HEAD`, `If-None-Match` names it or is `*`. Nothing changed;
+         *     read it again and retry.
          */
         PreconditionFailed: {
             headers: {
@@ -653,15 +676,21 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Change the plant only if its current ETag is one of these (comma-separated, as sent in
-         *     `ETag`), or, with `*`, only if it exists. Weak tags (`W/"…"`) never match: the
-         *     comparison is strong. Otherwise 412 and nothing changes. A malformed value is 400.
+         * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+         *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+         *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+         *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+         *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+         *     value is 400.
          * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
          */
         IfMatch: string;
         /**
-         * @description Answer 304 without a body if the plant's current ETag is one of these (weak comparison),
-         *     or, with `*`, if it exists. A malformed value is 400.
+         * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+         *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+         *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+         *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+         *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
          * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
          */
         IfNoneMatch: string;
@@ -782,7 +811,27 @@ export interface operations {
                  */
                 q?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -802,10 +851,12 @@ export interface operations {
                     "application/json": components["schemas"]["NewPlant"][];
                 };
             };
+            304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -814,7 +865,27 @@ export interface operations {
     addPlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -844,6 +915,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -856,8 +928,21 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Answer 304 without a body if the plant's current ETag is one of these (weak comparison),
-                 *     or, with `*`, if it exists. A malformed value is 400.
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
                  * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -893,6 +978,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -903,12 +989,24 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Change the plant only if its current ETag is one of these (comma-separated, as sent in
-                 *     `ETag`), or, with `*`, only if it exists. Weak tags (`W/"…"`) never match: the
-                 *     comparison is strong. Otherwise 412 and nothing changes. A malformed value is 400.
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
                  * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -958,12 +1056,24 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Change the plant only if its current ETag is one of these (comma-separated, as sent in
-                 *     `ETag`), or, with `*`, only if it exists. Weak tags (`W/"…"`) never match: the
-                 *     comparison is strong. Otherwise 412 and nothing changes. A malformed value is 400.
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
                  * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -1003,12 +1113,24 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Change the plant only if its current ETag is one of these (comma-separated, as sent in
-                 *     `ETag`), or, with `*`, only if it exists. Weak tags (`W/"…"`) never match: the
-                 *     comparison is strong. Otherwise 412 and nothing changes. A malformed value is 400.
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
                  * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /**
@@ -1056,7 +1178,27 @@ export interface operations {
     getLiveness: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1072,8 +1214,10 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -1081,7 +1225,27 @@ export interface operations {
     getReadiness: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1097,8 +1261,10 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -1106,7 +1272,27 @@ export interface operations {
     getOpenApiDocument: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1129,8 +1315,10 @@ export interface operations {
                     };
                 };
             };
+            304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -1138,7 +1326,27 @@ export interface operations {
     getApiReference: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1156,8 +1364,10 @@ export interface operations {
                     "text/html": unknown;
                 };
             };
+            304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -1165,7 +1375,27 @@ export interface operations {
     getApiReferenceAsset: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The file's name, as the page refers to it.
@@ -1192,9 +1422,11 @@ export interface operations {
                     "image/png": unknown;
                 };
             };
+            304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -1202,7 +1434,27 @@ export interface operations {
     getMetrics: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1226,10 +1478,12 @@ export interface operations {
                     "text/plain": unknown;
                 };
             };
+            304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

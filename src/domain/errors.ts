@@ -1,5 +1,6 @@
 // The failures a use-case can report. Each names what went wrong in words meant for the caller;
 // the HTTP edge alone decides which status and headers each one gets.
+import type { FailedPrecondition } from './preconditions.js';
 
 /** Input that breaks a rule of the contract (a field out of range, ids that disagree). */
 export class InvalidInputError extends Error {
@@ -16,7 +17,7 @@ export class ConflictError extends Error {
   override name = 'ConflictError';
 }
 
-/** A conditional change whose condition does not hold: the plant changed since the caller read it. */
+/** A conditional request whose condition does not hold: typically, the plant changed since the caller read it. */
 export class PreconditionFailedError extends Error {
   override name = 'PreconditionFailedError';
 }
@@ -65,4 +66,13 @@ export class StoreUnavailableError extends UnavailableError {
 
 export function plantNotFound(id: bigint): NotFoundError {
   return new NotFoundError(`plant ${id} does not exist`);
+}
+
+/** A request on plant `id` refused by its `failed` condition. */
+export function plantPreconditionFailed(id: bigint, failed: FailedPrecondition): PreconditionFailedError {
+  return new PreconditionFailedError(
+    failed === 'If-Match'
+      ? `plant ${id} has changed (its ETag is no longer the one in If-Match)`
+      : `plant ${id} matches If-None-Match (its ETag is one of those given, or * was given); nothing changed`,
+  );
 }

@@ -2,17 +2,16 @@
 // `decideWrite` what to do, and apply what it says. Nothing here does I/O.
 import { hash } from 'node:crypto';
 import { plantRecord, samePlant, type PlantRecord } from './plant.js';
+import { failedPrecondition, type FailedPrecondition, type Preconditions } from './preconditions.js';
 import type { EventType } from './webhook.js';
 
-/** An `If-Match` condition: any current representation (`*`), or one of these entity tags. */
-export type Precondition = '*' | string[];
-
+/** A change of an existing plant may carry conditions, decided with the change in one transaction. */
 export type PlantWrite =
   | { kind: 'create'; plant: PlantRecord }
-  | { kind: 'replace'; plant: PlantRecord; ifMatch?: Precondition }
+  | { kind: 'replace'; plant: PlantRecord; conditions?: Preconditions }
   /** A JSON merge patch over {name, tag}: absent keeps, a value sets, `tag: null` removes the tag. */
-  | { kind: 'patch'; id: bigint; patch: { name?: string; tag?: string | null }; ifMatch?: Precondition }
-  | { kind: 'delete'; id: bigint; ifMatch?: Precondition };
+  | { kind: 'patch'; id: bigint; patch: { name?: string; tag?: string | null }; conditions?: Preconditions }
+  | { kind: 'delete'; id: bigint; conditions?: Preconditions };
 
 export type WriteOutcome =
   | { kind: 'created'; plant: PlantRecord }
@@ -23,8 +22,8 @@ export type WriteOutcome =
   /** A creation whose id holds another plant. */
   | { kind: 'conflict'; existing: PlantRecord }
   | { kind: 'not-found' }
-  /** The stored plant is not the one the precondition names. */
-  | { kind: 'precondition-failed'; current: PlantRecord | undefined };
+  /** The stored plant fails the write's conditions: `failed` names the header. */
+  | { kind: 'precondition-failed'; current: PlantRecord; failed: FailedPrecondition };
 
 /** What the store must do for one write: the row change, and the event that announces it. */
 export type RowChange =
@@ -64,10 +63,11 @@ export function etagOf(plant: PlantRecord): string {
   return `"${hash('sha256', content, 'base64url').slice(0, 27)}"`;
 }
 
-function satisfied(condition: Precondition | undefined, current: PlantRecord | undefined): boolean {
-  if (condition === undefined) return true;
-  if (current === undefined) return false;
-  return condition === '*' || condition.includes(etagOf(current));
+/** Why a change of this existing plant may not go ahead, if it may not. */
+function refused(current: PlantRecord, conditions: Preconditions | undefined): WriteDecision | undefined {
+  // Hashed only for a conditional write.
+  const failed = conditions && failedPrecondition(conditions, etagOf(current));
+  return failed && { outcome: { kind: 'precondition-failed', current, failed }, change: undefined };
 }
 
 function change(current: PlantRecord, next: PlantRecord): WriteDecision {
@@ -86,21 +86,20 @@ export function decideWrite(write: PlantWrite, current: PlantRecord | undefined)
         ? { outcome: { kind: 'unchanged', plant: current }, change: undefined }
         : { outcome: { kind: 'conflict', existing: current }, change: undefined };
     case 'replace':
-    case 'patch': {
-      // The precondition is evaluated first (RFC 9110, 13.2.2): If-Match on a plant that does
-      // not exist fails, rather than answering not-found.
-      if (!satisfied(write.ifMatch, current))
-        return { outcome: { kind: 'precondition-failed', current }, change: undefined };
+    case 'patch':
+    case 'delete': {
+      // A missing plant is not-found whatever the conditions: RFC 9110 13.2.1 has a server
+      // ignore them when the request would fail without them.
       if (current === undefined) return { outcome: { kind: 'not-found' }, change: undefined };
+      const failed = refused(current, write.conditions);
+      if (failed) return failed;
+      if (write.kind === 'delete') {
+        return { outcome: { kind: 'deleted', plant: current }, change: { kind: 'delete', plant: current } };
+      }
       if (write.kind === 'replace') return change(current, write.plant);
       const { name = current.name } = write.patch;
       const tag = write.patch.tag === null ? undefined : (write.patch.tag ?? current.tag);
       return change(current, plantRecord(current.id, name, tag));
     }
-    case 'delete':
-      if (!satisfied(write.ifMatch, current))
-        return { outcome: { kind: 'precondition-failed', current }, change: undefined };
-      if (current === undefined) return { outcome: { kind: 'not-found' }, change: undefined };
-      return { outcome: { kind: 'deleted', plant: current }, change: { kind: 'delete', plant: current } };
   }
 }

@@ -3,8 +3,12 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
+import { failedPrecondition, type FailedPrecondition } from '../domain/preconditions.js';
+import { refusalWithoutEtag } from './conditional-untagged.js';
+import { preconditions } from './conditional.js';
 import { guardConnections, IN_PROCESS_PER_CONNECTION } from './connections.js';
 import { clientErrorHandler, declaresBody, guardHttpServer, hostProblem } from './errors.js';
+import { HttpError } from './http-error.js';
 import { requestId } from './request-id.js';
 
 // Not an ESM import, whose facade would load undici at start: see errors.ts.
@@ -73,8 +77,22 @@ export async function startMetricsServer(
       const listed = names.map((n) => JSON.stringify(n.length > 40 ? `${n.slice(0, 40)}…` : n)).join(', ');
       return error(res, 400, `unknown query parameter(s) ${listed}: GET /metrics takes no query parameters`);
     }
+    // As on the API port (conditional-untagged.ts): the metrics have no ETag, and only `*`
+    // names them; the conditions are answered only once the metrics could be collected.
+    let failed: FailedPrecondition | undefined;
+    try {
+      const conditions = preconditions(req.headers);
+      failed = conditions && failedPrecondition(conditions, undefined);
+    } catch (err) {
+      return error(res, 400, (err as HttpError).message);
+    }
     registry.metrics().then(
       (text) => {
+        if (failed === 'If-Match') return error(res, 412, refusalWithoutEtag('/metrics', failed).message);
+        if (failed === 'If-None-Match') {
+          res.writeHead(304).end();
+          return;
+        }
         // Its length, rather than chunks, so that HEAD tells it too.
         res.writeHead(200, { 'content-type': registry.contentType, 'content-length': Buffer.byteLength(text) });
         res.end(text);

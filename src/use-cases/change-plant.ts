@@ -1,6 +1,7 @@
-import { InvalidInputError, plantNotFound, PreconditionFailedError } from '../domain/errors.js';
+import { InvalidInputError, plantNotFound, plantPreconditionFailed } from '../domain/errors.js';
 import { plantRecord, type PlantRecord } from '../domain/plant.js';
-import type { PlantWrite, Precondition, WriteOutcome } from '../domain/plant-write.js';
+import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
+import type { Preconditions } from '../domain/preconditions.js';
 import type { Store } from '../store/store.js';
 
 /** A PUT body, validated against PlantReplacement: its optional id is exact when present. */
@@ -21,11 +22,7 @@ function changed(id: bigint, outcome: WriteOutcome): PlantRecord {
     case 'not-found':
       throw plantNotFound(id);
     case 'precondition-failed':
-      throw new PreconditionFailedError(
-        outcome.current === undefined
-          ? `plant ${id} does not exist, so If-Match cannot hold`
-          : `plant ${id} has changed (its ETag is no longer the one in If-Match)`,
-      );
+      throw plantPreconditionFailed(id, outcome.failed);
     case 'conflict':
       throw new Error(`a change of plant ${id} cannot conflict`);
   }
@@ -43,10 +40,10 @@ export async function replacePlant(
   store: Store,
   id: bigint,
   input: PlantReplacementInput,
-  ifMatch?: Precondition,
+  conditions?: Preconditions,
 ): Promise<PlantRecord> {
   sameId(id, input.id);
-  const write: PlantWrite = { kind: 'replace', plant: plantRecord(id, input.name, input.tag), ifMatch };
+  const write: PlantWrite = { kind: 'replace', plant: plantRecord(id, input.name, input.tag), conditions };
   return changed(id, await store.writePlant(write));
 }
 
@@ -65,14 +62,14 @@ export async function patchPlant(
   store: Store,
   id: bigint,
   input: PlantPatchInput,
-  ifMatch?: Precondition,
+  conditions?: Preconditions,
 ): Promise<PlantRecord> {
   sameId(id, input.id);
   const { id: _id, ...patch } = input;
-  return changed(id, await store.writePlant({ kind: 'patch', id, patch, ifMatch }));
+  return changed(id, await store.writePlant({ kind: 'patch', id, patch, conditions }));
 }
 
 /** Deletes a plant; its id may be created again afterwards. */
-export async function deletePlant(store: Store, id: bigint, ifMatch?: Precondition): Promise<PlantRecord> {
-  return changed(id, await store.writePlant({ kind: 'delete', id, ifMatch }));
+export async function deletePlant(store: Store, id: bigint, conditions?: Preconditions): Promise<PlantRecord> {
+  return changed(id, await store.writePlant({ kind: 'delete', id, conditions }));
 }

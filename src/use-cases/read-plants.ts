@@ -1,6 +1,8 @@
-import { InvalidInputError, plantNotFound } from '../domain/errors.js';
+import { InvalidInputError, plantNotFound, plantPreconditionFailed } from '../domain/errors.js';
 import type { PlantRecord } from '../domain/plant.js';
 import { searchWords } from '../domain/plant-query.js';
+import { etagOf } from '../domain/plant-write.js';
+import { failedPrecondition, type Preconditions } from '../domain/preconditions.js';
 import type { Store } from '../store/store.js';
 
 export interface PlantPage {
@@ -28,8 +30,23 @@ export async function listPlants(store: Store, query: PlantListInput): Promise<P
   return { plants, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };
 }
 
-export async function getPlant(store: Store, id: bigint): Promise<PlantRecord> {
+/** One plant as read, with its ETag; `notModified` when If-None-Match names it (GET and HEAD answer 304). */
+export interface PlantRead {
+  plant: PlantRecord;
+  etag: string;
+  notModified: boolean;
+}
+
+/**
+ * Reads one plant under the request's conditions: a missing plant is not found whatever they
+ * say (RFC 9110 13.2.1), a failing If-Match refuses the read (412), a matching If-None-Match
+ * makes it a not-modified answer.
+ */
+export async function getPlant(store: Store, id: bigint, conditions?: Preconditions): Promise<PlantRead> {
   const plant = await store.getPlant(id);
   if (!plant) throw plantNotFound(id);
-  return plant;
+  const etag = etagOf(plant);
+  const failed = conditions && failedPrecondition(conditions, etag);
+  if (failed === 'If-Match') throw plantPreconditionFailed(id, failed);
+  return { plant, etag, notModified: failed === 'If-None-Match' };
 }

@@ -170,6 +170,27 @@ for (const store of stores) {
         assert.equal(head.headers.get('transfer-encoding'), get.headers.get('transfer-encoding'));
       });
 
+      it('evaluates If-Match and If-None-Match as /metrics on the API port does: no ETag, only * names it', async () => {
+        const refused = await fetch(metricsUrl, { headers: { 'if-match': '"x"' } });
+        assert.equal(refused.status, 412);
+        assert.deepEqual(await refused.json(), {
+          error: 412,
+          message: '/metrics has no ETag, so only If-Match: * can hold',
+        });
+        for (const method of ['GET', 'HEAD']) {
+          const kept = await fetch(metricsUrl, { method, headers: { 'if-none-match': '*' } });
+          assert.equal(kept.status, 304, method);
+          assert.equal(kept.headers.get('content-length'), null, `${method} 304 has no Content-Length`);
+          assert.equal(await kept.text(), '');
+        }
+        const held = await fetch(metricsUrl, { headers: { 'if-match': '*', 'if-none-match': '"x"' } });
+        assert.equal(held.status, 200);
+        await held.body?.cancel();
+        const malformed = await fetch(metricsUrl, { headers: { 'if-none-match': 'x' } });
+        assert.equal(malformed.status, 400);
+        assert.match(((await malformed.json()) as { message: string }).message, /^If-None-Match must be/);
+      });
+
       it('refuses query parameters, naming them, as /metrics on the API port does', async () => {
         const r = await fetch(new URL('/metrics?name[]=x&debug=1', metricsUrl));
         assert.equal(r.status, 400);

@@ -6,6 +6,7 @@ import { pollUntil } from '../support/poll.js';
 import { assertCreatedOnce, raceCreate } from '../support/race.js';
 import { newToken, startServers, type ServerProcess } from '../support/server.js';
 import { createTestStore, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
+import { etagOf } from '../../src/domain/plant-write.js';
 import { postgresMigrations } from '../../src/store/postgres/migrations.js';
 
 describe('two instances on one PostgreSQL database', suiteOptions('postgres'), () => {
@@ -103,6 +104,29 @@ describe('two instances on one PostgreSQL database', suiteOptions('postgres'), (
       const stored = await send(a.url, { path: `/plants/${id}`, headers });
       assert.equal(stored.text, `{"id":${id},"name":${JSON.stringify((winner.json as { name: string }).name)}}`);
       assert.equal(stored.headers.etag, winner.headers.etag);
+    }
+  });
+
+  it('50 concurrent PUTs of one content, each with If-None-Match naming it, 25 through each: one 200, 49 412s', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    for (let round = 0; round < 3; round++) {
+      const id = 3_100_000n + BigInt(round);
+      assert.equal((await postPlant(a.url, token, `{"id":${id},"name":"start"}`)).status, 200);
+      // "Set it to this unless it is this already": the ETag the plant has once renamed.
+      const wanted = etagOf({ id, name: 'target' });
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          send(i % 2 ? a.url : b.url, {
+            method: 'PUT',
+            path: `/plants/${id}`,
+            headers: { ...headers, 'if-none-match': wanted },
+            body: '{"name":"target"}',
+          }),
+        ),
+      );
+      const statuses = answers.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 200).length, 1, statuses.join(' '));
+      assert.equal(statuses.filter((s) => s === 412).length, 49, statuses.join(' '));
     }
   });
 

@@ -1,5 +1,5 @@
 // The write path's contract, the same cases on both stores: creation, an identical retry and a
-// conflict; replace, patch and delete with their outcomes; If-Match; an event only for a real
+// conflict; replace, patch and delete with their outcomes; If-Match and If-None-Match; an event only for a real
 // change; writes of one id in one batch seeing each other; concurrent writes sharing commits; a
 // write that fails failing alone. Without HTTP: the stores themselves, as `openStore` opens them.
 import assert from 'node:assert/strict';
@@ -131,18 +131,54 @@ for (const kind of stores) {
       await write({ kind: 'create', plant });
       const etag = etagOf(plant);
       const stale = etagOf({ id: 20n, name: 'Old cactus' });
-      assert.deepEqual(await write({ kind: 'replace', plant: { id: 20n, name: 'Tall cactus' }, ifMatch: [stale] }), {
+      const replace = { kind: 'replace', plant: { id: 20n, name: 'Tall cactus' } } as const;
+      assert.deepEqual(await write({ ...replace, conditions: { ifMatch: [stale] } }), {
         kind: 'precondition-failed',
         current: plant,
+        failed: 'If-Match',
       });
-      assert.equal((await write({ kind: 'delete', id: 20n, ifMatch: [stale] })).kind, 'precondition-failed');
+      assert.equal(
+        (await write({ kind: 'delete', id: 20n, conditions: { ifMatch: [stale] } })).kind,
+        'precondition-failed',
+      );
       assert.deepEqual(await store.getPlant(20n), plant);
-      const updated = await write({ kind: 'patch', id: 20n, patch: { name: 'Tall cactus' }, ifMatch: [stale, etag] });
+      const patch = { kind: 'patch', id: 20n, patch: { name: 'Tall cactus' } } as const;
+      const updated = await write({ ...patch, conditions: { ifMatch: [stale, etag] } });
       assert.equal(updated.kind, 'updated');
-      assert.equal((await write({ kind: 'delete', id: 20n, ifMatch: '*' })).kind, 'deleted');
-      assert.deepEqual(await write({ kind: 'delete', id: 20n, ifMatch: '*' }), {
-        kind: 'precondition-failed',
-        current: undefined,
+      assert.equal((await write({ kind: 'delete', id: 20n, conditions: { ifMatch: '*' } })).kind, 'deleted');
+      // Gone: without its conditions the delete would be not-found, so they are not evaluated (RFC 9110 13.2.1).
+      assert.deepEqual(await write({ kind: 'delete', id: 20n, conditions: { ifMatch: '*' } }), { kind: 'not-found' });
+    });
+
+    it('holds If-None-Match: fails on the current ETag or *, after If-Match, and nothing changes', async () => {
+      const plant = { id: 21n, name: 'Aloe' };
+      await write({ kind: 'create', plant });
+      const etag = etagOf(plant);
+      const other = etagOf({ id: 21n, name: 'Other' });
+      for (const ifNoneMatch of ['*', [etag], [other, etag]] as const) {
+        for (const w of [
+          { kind: 'replace', plant: { id: 21n, name: 'Aloe vera' } },
+          { kind: 'patch', id: 21n, patch: { tag: 'x' } },
+          { kind: 'delete', id: 21n },
+        ] as const) {
+          assert.deepEqual(await write({ ...w, conditions: { ifNoneMatch: ifNoneMatch as '*' | string[] } }), {
+            kind: 'precondition-failed',
+            current: plant,
+            failed: 'If-None-Match',
+          });
+        }
+      }
+      assert.deepEqual(await store.getPlant(21n), plant);
+      const both = await write({ kind: 'delete', id: 21n, conditions: { ifMatch: [other], ifNoneMatch: '*' } });
+      assert.equal(both.kind === 'precondition-failed' && both.failed, 'If-Match', 'If-Match is evaluated first');
+      const renamed = await write({
+        kind: 'replace',
+        plant: { id: 21n, name: 'Aloe vera' },
+        conditions: { ifMatch: [etag], ifNoneMatch: [other] },
+      });
+      assert.equal(renamed.kind, 'updated');
+      assert.deepEqual(await write({ kind: 'delete', id: 22n, conditions: { ifNoneMatch: [other] } }), {
+        kind: 'not-found',
       });
     });
 

@@ -11,6 +11,7 @@ import fp from 'fastify-plugin';
 import type { ApiDocument } from '../../openapi/document.js';
 import { parametersSchema, requestSchema } from '../../openapi/request-schema.js';
 import { createAjv } from '../../openapi/validation.js';
+import { answerWithoutEtag, checkWithoutEtag } from '../conditional-untagged.js';
 import { HttpError } from '../http-error.js';
 import { queryGuard } from '../query-parameters.js';
 import { requireContentType } from './json-body.js';
@@ -18,6 +19,12 @@ import { requireContentType } from './json-body.js';
 export interface OperationOptions {
   /** Send this operation's bodies as they are instead of serialising them through the response schemas. */
   rawResponse?: boolean;
+  /**
+   * The handler evaluates If-Match and If-None-Match itself, against the ETag of what it serves
+   * or changes (one plant). Otherwise the contract evaluates them against a representation that
+   * exists and has no ETag (conditional-untagged.ts).
+   */
+  ownPreconditions?: boolean;
 }
 
 declare module 'fastify' {
@@ -109,6 +116,10 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
         };
         if (op.scopes) route.onRequest = this.authenticate(op.scopes[0]);
         if (op.requestMediaType) route.preParsing = requireContentType(op.requestMediaType);
+        if (!options.ownPreconditions) {
+          route.preHandler = checkWithoutEtag;
+          if (op.method === 'GET') route.onSend = answerWithoutEtag;
+        }
         this.route(route);
       },
     );

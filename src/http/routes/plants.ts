@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { etagOf } from '../../domain/plant-write.js';
 import { toPlant, type PlantRecord } from '../../domain/plant.js';
 import type { Store } from '../../store/store.js';
@@ -11,7 +11,7 @@ import {
 } from '../../use-cases/change-plant.js';
 import { createPlant, type NewPlantInput } from '../../use-cases/create-plant.js';
 import { getPlant, listPlants, type PlantListInput } from '../../use-cases/read-plants.js';
-import { ifMatch, noneMatchHolds } from '../conditional.js';
+import { preconditions } from '../conditional.js';
 
 type IdParams = { id: bigint };
 
@@ -42,29 +42,52 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
     return page.plants;
   });
 
-  app.operation('getPlant', async (request, reply) => {
-    const plant = await getPlant(store, (request.params as IdParams).id);
-    // Hashed once: the ETag sent is the one If-None-Match is compared with.
-    const etag = etagOf(plant);
-    reply.header('etag', etag);
-    if (noneMatchHolds(request.headers['if-none-match'], etag)) return reply.code(304).send();
-    return plant;
+  // The operations on one plant evaluate If-Match and If-None-Match against its ETag: a read
+  // here, a change in the store's transaction with the write (the write path's decideWrite).
+  const own = { ownPreconditions: true };
+  const target = (request: FastifyRequest) => ({
+    id: (request.params as IdParams).id,
+    conditions: preconditions(request.headers),
   });
 
-  app.operation('replacePlant', async (request, reply) => {
-    const { id } = request.params as IdParams;
-    const condition = ifMatch(request.headers['if-match']);
-    return toPlant(withEtag(reply, await replacePlant(store, id, request.body as PlantReplacementInput, condition)));
-  });
+  app.operation(
+    'getPlant',
+    async (request, reply) => {
+      const { id, conditions } = target(request);
+      const read = await getPlant(store, id, conditions);
+      // Hashed once: the ETag sent is the one the conditions were compared with.
+      reply.header('etag', read.etag);
+      return read.notModified ? reply.code(304).send() : read.plant;
+    },
+    own,
+  );
 
-  app.operation('patchPlant', async (request, reply) => {
-    const { id } = request.params as IdParams;
-    const condition = ifMatch(request.headers['if-match']);
-    return toPlant(withEtag(reply, await patchPlant(store, id, request.body as PlantPatchInput, condition)));
-  });
+  app.operation(
+    'replacePlant',
+    async (request, reply) => {
+      const { id, conditions } = target(request);
+      const plant = await replacePlant(store, id, request.body as PlantReplacementInput, conditions);
+      return toPlant(withEtag(reply, plant));
+    },
+    own,
+  );
 
-  app.operation('deletePlant', async (request, reply) => {
-    await deletePlant(store, (request.params as IdParams).id, ifMatch(request.headers['if-match']));
-    return reply.code(204).send();
-  });
+  app.operation(
+    'patchPlant',
+    async (request, reply) => {
+      const { id, conditions } = target(request);
+      return toPlant(withEtag(reply, await patchPlant(store, id, request.body as PlantPatchInput, conditions)));
+    },
+    own,
+  );
+
+  app.operation(
+    'deletePlant',
+    async (request, reply) => {
+      const { id, conditions } = target(request);
+      await deletePlant(store, id, conditions);
+      return reply.code(204).send();
+    },
+    own,
+  );
 }

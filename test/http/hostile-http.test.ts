@@ -222,6 +222,22 @@ describe('on a real socket (SQLite only: the store plays no part)', () => {
       }
     });
 
+    it('two Authorization fields: 400, whichever comes first (Node keeps the first; no guessing)', async () => {
+      for (const tokens of [
+        [server.token, 'pst_other'],
+        ['pst_other', server.token],
+        [server.token, server.token],
+      ]) {
+        const c = open(port);
+        const fields = tokens.map((t) => `Authorization: Bearer ${t}\r\n`).join('');
+        c.socket.write(`GET /plants HTTP/1.1\r\nHost: x\r\n${fields}Connection: close\r\n\r\n`);
+        await c.ended;
+        const res = firstResponse(c.data());
+        assertErrorShape(res, 400, 'GET', '/plants');
+        assert.match(res.text, /Authorization header is given more than once/);
+      }
+    });
+
     it('an accepted request gets 100 Continue, then its answer', async () => {
       const body = '{"id":7001,"name":"continued"}';
       const c = open(port);

@@ -82,6 +82,9 @@ for (const store of stores) {
         'Application/JSON',
         'application/json;charset=UTF-8',
         'application/json; charset="utf-8"; profile=plant',
+        // A quoted value may hold ; and = (RFC 9110 5.6.6): this one has no charset parameter.
+        'application/json; profile="a; charset=latin1"',
+        'application/json ; charset="UTF-\\8";',
       ]) {
         it(`accepts ${type}`, async () => {
           const r = await post(`{"id":${freshId()},"name":"ct"}`, { 'content-type': type });
@@ -95,6 +98,9 @@ for (const store of stores) {
         'application/jsonx',
         'multipart/form-data',
         'application/json; charset=iso-8859-1',
+        'application/json; charset="utf-8; x"',
+        'application/json; profile="unterminated',
+        'application/json; charset',
       ]) {
         it(`refuses ${type} with 415`, async () => {
           const id = freshId();

@@ -10,6 +10,8 @@ import {
 import type { Config } from '../../config/config.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { repeated } from '../errors.js';
+import { HttpError } from '../http-error.js';
 import { registerRateLimits } from './rate-limit.js';
 
 declare module 'fastify' {
@@ -40,6 +42,9 @@ export const authPlugin = fp<AuthOptions>(
     const limits = await registerRateLimits(app, config, metrics.rateLimited);
     app.decorate('authenticate', (scope: string | undefined): onRequestHookHandler => {
       return async function authenticate(request, reply) {
+        if (repeated(request.raw, 'authorization')) {
+          throw new HttpError(400, 'the Authorization header is given more than once; send one');
+        }
         const token = bearerCredential(request.headers.authorization);
         limits?.checkAddress(request);
         let principal: Principal;

@@ -1,19 +1,32 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readJson, JsonReadError } from '../../json/read-json.js';
-import { bodyTooLarge, declaresBody, inviteBody } from '../errors.js';
+import { bodyTooLarge, declaresBody, inviteBody, repeated } from '../errors.js';
 import { HttpError } from '../http-error.js';
 
 /** The media types a request body may have: each operation takes one of them (the document says which). */
 const BODY_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
 
-/** `wanted`, with any parameters, as long as a charset (if given) is UTF-8. */
+/**
+ * One `;` and the parameter after it, if any (RFC 9110 8.3.1, 5.6.6), read from where the previous
+ * one ended: a token name, `=`, and a token or a quoted string. A quoted value may hold `;` and
+ * `=`, so the parameters are read one by one, never split on `;`.
+ */
+const PARAMETER =
+  /[ \t]*;[ \t]*(?:([!#$%&'*+.^_`|~0-9A-Za-z-]+)=([!#$%&'*+.^_`|~0-9A-Za-z-]+|"(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*"))?/y;
+
+/** `wanted`, with any parameters, as long as a charset (if given) is UTF-8; a malformed value is not it. */
 function isMediaType(type: string, wanted: string): boolean {
-  const [essence, ...params] = type.split(';');
-  if (essence?.trim().toLowerCase() !== wanted) return false;
-  return params.every((p) => {
-    const [name, value = ''] = p.split('=');
-    return name?.trim().toLowerCase() !== 'charset' || value.trim().replace(/^"|"$/g, '').toLowerCase() === 'utf-8';
-  });
+  const semicolon = type.indexOf(';');
+  const essence = semicolon === -1 ? type : type.slice(0, semicolon);
+  if (essence.replace(/^[ \t]+|[ \t]+$/g, '').toLowerCase() !== wanted) return false;
+  for (let at = semicolon; at !== -1 && at < type.length; at = PARAMETER.lastIndex) {
+    PARAMETER.lastIndex = at;
+    const m = PARAMETER.exec(type);
+    if (!m) return /^[ \t]*$/.test(type.slice(at));
+    const value = m[2]?.startsWith('"') ? m[2].slice(1, -1).replace(/\\(.)/g, '$1') : m[2];
+    if (m[1]?.toLowerCase() === 'charset' && value?.toLowerCase() !== 'utf-8') return false;
+  }
+  return true;
 }
 
 /**
@@ -73,9 +86,8 @@ export function requireContentType(mediaType: string) {
     const { headers } = request;
     const type = headers['content-type'];
     if (type === undefined && !declaresBody(headers)) return done();
-    // Node keeps the first of several Content-Type fields; a client that sent two meant one of
-    // them, and this server will not guess which (a singleton field, RFC 9110 8.3).
-    if ((request.raw.headersDistinct?.['content-type']?.length ?? 1) > 1) {
+    // A singleton field (RFC 9110 8.3): see `repeated`.
+    if (repeated(request.raw, 'content-type')) {
       throw new HttpError(400, 'Content-Type is given more than once; send one');
     }
     if (type === undefined || !isMediaType(type, mediaType)) {

@@ -46,6 +46,9 @@ describe('the conformance check used by every HTTP test', () => {
       ['PATCH', '/plants/1', error(415)],
       ['PUT', '/plants/1', error(412)],
       ['DELETE', '/plants/1', error(412)],
+      ['GET', '/plants/1', error(412)],
+      ['GET', '/plants', other(304, undefined, '')],
+      ['POST', '/plants', error(412)],
       ['GET', '/plants?tag=a&q=b', json(200, [], { link: '</plants?limit=1&tag=a%20b&q=c&after=1>; rel="next"' })],
       // The HTTP layer may answer any request with these before it reaches an operation.
       ['GET', '/healthz', error(431)],
@@ -96,7 +99,7 @@ describe('the conformance check used by every HTTP test', () => {
         { ...json(200, { name: 'a' }), headers: { 'content-type': 'application/json' } },
         /headers: .*must have required property 'x-request-id'/,
       ],
-      ['GET', '/plants', error(412), /answered 412, which the document does not declare/],
+      ['GET', '/plants', error(409), /answered 409, which the document does not declare/],
       ['POST', '/plants', error(304), /answered 304, which the document does not declare/],
       ['GET', '/nope', json(200, {}), /GET \/nope matches no path, but answered 200/],
     ];

@@ -1,8 +1,10 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config/config.js';
 import type { AttemptResult, DueDelivery } from '../domain/webhook.js';
 import type { Store } from '../store/store.js';
 import type { WebhookMetrics } from './metrics.js';
+import { decideAttempt, windowEnd } from './outcome.js';
 import { send, type SendResult } from './send.js';
 import { openSecret, sign } from './signing.js';
 
@@ -17,21 +19,15 @@ const PRUNE_EVERY_MS = 3_600_000;
  */
 const NUDGE_COALESCE_MS = 25;
 
-/**
- * Exponential backoff with full jitter: after the n-th failed attempt, a delay drawn between the
- * base and min(max, base * 2^(n-1)). A Retry-After asks for at least its delay.
- */
-export function retryDelay(
-  attempts: number,
-  config: WebhookConfig,
-  retryAfterMs: number | null,
-  random = Math.random,
-): number {
-  const base = config.webhookBackoffBaseMs;
-  const ceiling = Math.min(config.webhookBackoffMaxMs, base * 2 ** Math.min(attempts - 1, 40));
-  const jittered = base + random() * Math.max(0, ceiling - base);
-  return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
-}
+/** What a delivery claimed past its window gets instead of an attempt. */
+const windowOver: SendResult = {
+  status: null,
+  error: 'its retry window ended before it could be sent again',
+  retryAfterMs: null,
+};
+
+/** A failed record is tried again after these waits, while the lease lasts (a store's passing error). */
+const RECORD_RETRIES_MS = [200, 1_000];
 
 /**
  * Delivers the outbox: claims due deliveries (a lease, so several instances never send the
@@ -54,7 +50,10 @@ export class Dispatcher {
     private readonly config: WebhookConfig,
     private readonly log: Logger,
     private readonly metrics: WebhookMetrics,
-  ) {}
+  ) {
+    // Each attempt in flight listens for the shutdown.
+    setMaxListeners(config.webhookConcurrency + 10, this.stopping.signal);
+  }
 
   start(): void {
     this.running = true;
@@ -112,16 +111,10 @@ export class Dispatcher {
       const room = this.config.webhookConcurrency - this.inFlight.size;
       if (room > 0) {
         const now = Date.now();
-        const due = await this.store.claimDeliveries(now, now + this.config.webhookTimeoutMs + LEASE_MARGIN_MS, room);
-        claimed = due.length;
-        for (const d of due) {
-          const p = this.attempt(d).finally(() => {
-            this.inFlight.delete(p);
-            // A finished attempt may unblock the next event of its plant.
-            this.nudge();
-          });
-          this.inFlight.add(p);
-        }
+        const leaseUntil = now + this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
+        const batch = await this.store.claimDeliveries(now, leaseUntil, room);
+        claimed = batch.length;
+        for (const d of batch) this.launch(d, leaseUntil);
       }
     } catch (err) {
       this.log.warn({ err }, 'webhook dispatcher could not claim deliveries');
@@ -134,10 +127,42 @@ export class Dispatcher {
     this.schedule(more ? 0 : this.nudged ? NUDGE_COALESCE_MS : this.config.webhookPollIntervalMs);
   }
 
-  private async attempt(d: DueDelivery): Promise<void> {
+  private launch(d: DueDelivery, leaseUntil: number): void {
+    const p = this.attempt(d, leaseUntil).finally(() => {
+      this.inFlight.delete(p);
+      // A finished attempt may unblock the next event of its plant.
+      this.nudge();
+    });
+    this.inFlight.add(p);
+  }
+
+  private async attempt(d: DueDelivery, leaseUntil: number): Promise<void> {
     const started = Date.now();
+    // Claimed again after its window, when an attempt could not be recorded: given up unsent.
+    const r = started > windowEnd(d, this.config) ? windowOver : await this.send(d, started);
+    const at = Date.now();
+    const result = decideAttempt(d, r, at, this.config);
+    const { outcome, error } = result;
+    this.metrics.attempt(outcome, (at - d.eventCreatedAt) / 1000);
+    const entry = {
+      webhookId: d.eventId,
+      type: d.type,
+      endpoint: d.endpointId,
+      attempt: d.attempts + 1,
+      status: r.status,
+      ms: at - started,
+      outcome,
+      ...(error !== null && { error }),
+      ...(outcome === 'retry' && { retryInMs: result.nextAttemptAt - at }),
+    };
+    if (outcome === 'delivered') this.log.info(entry, 'webhook delivered');
+    else if (result.disableEndpoint !== null) this.log.warn(entry, 'webhook endpoint answered 410 Gone: disabled');
+    else this.log.warn(entry, outcome === 'failed' ? 'webhook delivery given up' : 'webhook attempt failed');
+    await this.record(result, d, leaseUntil);
+  }
+
+  private async send(d: DueDelivery, started: number): Promise<SendResult> {
     const timestamp = Math.floor(started / 1000);
-    let r: SendResult;
     try {
       const secret = openSecret(d.secret, this.config.webhookSecretKey);
       const headers = {
@@ -148,7 +173,7 @@ export class Dispatcher {
         'webhook-signature': sign(secret, d.eventId, timestamp, d.body),
         'webhook-event-type': d.type,
       };
-      r = await send(
+      return await send(
         d.url,
         headers,
         d.body,
@@ -158,47 +183,26 @@ export class Dispatcher {
       );
     } catch (err) {
       // Nothing was sent (no usable secret): retried, so fixing WEBHOOK_SECRET_KEY recovers.
-      r = { status: null, error: err instanceof Error ? err.message : String(err), retryAfterMs: null };
+      return { status: null, error: err instanceof Error ? err.message : String(err), retryAfterMs: null };
     }
-    const at = Date.now();
-    const attempts = d.attempts + 1;
-    const ok = r.status !== null && r.status >= 200 && r.status < 300;
-    const gone = r.status === 410;
-    let outcome: AttemptResult['outcome'] = 'delivered';
-    let nextAttemptAt = at;
-    if (!ok) {
-      nextAttemptAt = at + retryDelay(attempts, this.config, r.retryAfterMs);
-      outcome = gone || nextAttemptAt > d.eventCreatedAt + this.config.webhookRetryWindowMs ? 'failed' : 'retry';
+  }
+
+  /**
+   * Records an outcome, trying again while the lease lasts. When it cannot, the lease runs out
+   * and the delivery is claimed again (at-least-once), but never attempted past its window.
+   */
+  private async record(result: AttemptResult, d: DueDelivery, leaseUntil: number): Promise<void> {
+    for (const wait of [...RECORD_RETRIES_MS, undefined]) {
+      try {
+        await this.store.recordAttempt(result);
+        return;
+      } catch (err) {
+        if (wait === undefined || !this.running || Date.now() + wait >= leaseUntil) {
+          this.log.error({ err, webhookId: d.eventId }, 'could not record a webhook attempt');
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
-    const error = ok ? null : (r.error ?? `HTTP ${r.status}`);
-    const result: AttemptResult = {
-      eventSeq: d.eventSeq,
-      endpointId: d.endpointId,
-      at,
-      status: r.status,
-      error,
-      outcome,
-      nextAttemptAt,
-      disableEndpoint: gone ? 'the endpoint answered 410 Gone' : null,
-    };
-    this.metrics.attempt(outcome, (at - d.eventCreatedAt) / 1000);
-    const entry = {
-      webhookId: d.eventId,
-      type: d.type,
-      endpoint: d.endpointId,
-      attempt: attempts,
-      status: r.status,
-      ms: at - started,
-      outcome,
-      ...(error !== null && { error }),
-      ...(outcome === 'retry' && { retryInMs: nextAttemptAt - at }),
-    };
-    if (ok) this.log.info(entry, 'webhook delivered');
-    else if (gone) this.log.warn(entry, 'webhook endpoint answered 410 Gone: disabled');
-    else this.log.warn(entry, outcome === 'failed' ? 'webhook delivery given up' : 'webhook attempt failed');
-    await this.store.recordAttempt(result).catch((err: unknown) => {
-      // The lease expires and the delivery is attempted again: at-least-once.
-      this.log.error({ err, webhookId: d.eventId }, 'could not record a webhook attempt');
-    });
   }
 }

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { guardedLookup, nonPublicReason } from './address-guard.js';
+import { parseRetryAfter } from './retry-after.js';
 
 // Not ESM imports, whose facade would load undici at start: see src/http/errors.ts.
 const http = process.getBuiltinModule('node:http');
@@ -9,16 +10,8 @@ export interface SendResult {
   /** The answer's status, or null when none came (refused, reset, timed out, refused address). */
   status: number | null;
   error: string | null;
-  /** Retry-After in milliseconds, when the answer carried one. */
+  /** Retry-After in milliseconds (bounded: retry-after.ts), when the answer carried a valid one. */
   retryAfterMs: number | null;
-}
-
-/** Retry-After as seconds or an HTTP date, in milliseconds from now. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | null {
-  if (value === undefined) return null;
-  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 /**

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../../src/config/config.js';
 import { checkSubscriberUrl, isPrivateAddress } from '../../src/events/address-guard.js';
-import { retryDelay } from '../../src/events/dispatcher.js';
-import { parseRetryAfter } from '../../src/events/send.js';
+import { retryDelay } from '../../src/events/outcome.js';
+import { parseRetryAfter } from '../../src/events/retry-after.js';
 import { newSecret, openSecret, sealSecret, sign } from '../../src/events/signing.js';
 import { newEvent } from '../../src/domain/webhook.js';
 

@@ -16,16 +16,8 @@ import { cli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
 import { startServer } from '../support/server.js';
 import { pollUntil } from '../support/poll.js';
-import { Receiver, type Received } from '../support/receiver.js';
+import { FAST_WEBHOOKS, Receiver, type Received } from '../support/receiver.js';
 import { createTestStore, stores, suiteOptions, type StoreKind } from '../support/stores.js';
-
-/** Fast retries for tests: the production defaults are 1 s to 1 h. */
-const FAST = {
-  WEBHOOK_ALLOW_PRIVATE: 'true',
-  WEBHOOK_BACKOFF_BASE_MS: '50',
-  WEBHOOK_BACKOFF_MAX_MS: '200',
-  WEBHOOK_POLL_INTERVAL_MS: '50',
-};
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {
@@ -39,7 +31,7 @@ async function receiver(): Promise<Receiver> {
 }
 
 async function server(options: TestAppOptions): Promise<TestApp> {
-  const s = await buildTestApp({ logs: true, ...options, env: { ...FAST, ...options.env } });
+  const s = await buildTestApp({ logs: true, ...options, env: { ...FAST_WEBHOOKS, ...options.env } });
   cleanups.push(() => s.close());
   return s;
 }
@@ -200,7 +192,10 @@ for (const kind of stores) {
       cleanups.push(() => store.drop());
       // An attempt in flight at the kill keeps its lease (time-out + 5 s): a short time-out keeps the wait short.
       // The process is the subject here: the built server, killed.
-      const s1 = await startServer({ databaseUrl: store.databaseUrl, env: { ...FAST, WEBHOOK_TIMEOUT_MS: '1000' } });
+      const s1 = await startServer({
+        databaseUrl: store.databaseUrl,
+        env: { ...FAST_WEBHOOKS, WEBHOOK_TIMEOUT_MS: '1000' },
+      });
       cleanups.push(() => s1.dispose());
       const { secret } = await addWebhook(store.databaseUrl, hook.url);
       for (let i = 1; i <= 5; i++)

@@ -7,6 +7,14 @@ export interface Received {
   body: string;
 }
 
+/** Settings for webhook tests: loopback subscribers, fast retries (the production defaults are 1 s to 1 h). */
+export const FAST_WEBHOOKS = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_BACKOFF_BASE_MS: '50',
+  WEBHOOK_BACKOFF_MAX_MS: '200',
+  WEBHOOK_POLL_INTERVAL_MS: '50',
+};
+
 /** What the receiver does with one request: answer a status (with headers), drop the connection, or hang. */
 export type Behaviour = { status: number; headers?: Record<string, string> } | 'drop' | 'hang';
 

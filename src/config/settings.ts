@@ -223,7 +223,7 @@ export const SETTINGS = {
   }),
   webhookConcurrency: given({
     env: 'WEBHOOK_CONCURRENCY',
-    doc: 'most delivery attempts in flight per instance',
+    doc: 'most delivery attempts in flight per instance, each endpoint at most its share ([webhooks](#webhooks))',
     default: 16,
     parse: p.integer(1, 1000),
   }),

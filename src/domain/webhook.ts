@@ -49,6 +49,13 @@ export interface EndpointStatus {
   }[];
 }
 
+/** The enabled endpoints, and those with deliveries the dispatcher may claim now. */
+export interface EndpointsDue {
+  enabled: number;
+  /** Ids, oldest endpoint first. */
+  due: string[];
+}
+
 /** A delivery the dispatcher has claimed (leased) and must attempt now. */
 export interface DueDelivery {
   eventSeq: bigint;

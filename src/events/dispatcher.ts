@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config/config.js';
 import type { AttemptResult, DueDelivery } from '../domain/webhook.js';
 import type { Store } from '../store/store.js';
+import { fairShares } from './fair-share.js';
 import type { WebhookMetrics } from './metrics.js';
 import { decideAttempt, windowEnd } from './outcome.js';
 import { send, type SendResult } from './send.js';
@@ -31,14 +32,17 @@ const RECORD_RETRIES_MS = [200, 1_000];
 
 /**
  * Delivers the outbox: claims due deliveries (a lease, so several instances never send the
- * same one at once), POSTs each, and records the outcome. One per server process; the API's
- * write path only inserts outbox rows and never waits on it.
+ * same one at once), each endpoint up to its fair share of the slots (fair-share.ts), POSTs
+ * each, and records the outcome. One per server process; the API's write path only inserts
+ * outbox rows and never waits on it.
  */
 export class Dispatcher {
   private timer: NodeJS.Timeout | undefined;
   private pruner: NodeJS.Timeout | undefined;
   private running = false;
   private inFlight = new Set<Promise<void>>();
+  /** Attempts in flight, by endpoint. */
+  private readonly perEndpoint = new Map<string, number>();
   private ticking = false;
   private again = false;
   private nudged = false;
@@ -108,11 +112,12 @@ export class Dispatcher {
     this.nudged = false;
     let claimed = 0;
     try {
-      const room = this.config.webhookConcurrency - this.inFlight.size;
-      if (room > 0) {
+      if (this.inFlight.size < this.config.webhookConcurrency) {
         const now = Date.now();
+        const { enabled, due } = await this.store.endpointsDue(now);
+        const limits = fairShares(this.config.webhookConcurrency, this.perEndpoint, due, enabled);
         const leaseUntil = now + this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
-        const batch = await this.store.claimDeliveries(now, leaseUntil, room);
+        const batch = await this.store.claimDeliveries(now, leaseUntil, limits);
         claimed = batch.length;
         for (const d of batch) this.launch(d, leaseUntil);
       }
@@ -128,9 +133,13 @@ export class Dispatcher {
   }
 
   private launch(d: DueDelivery, leaseUntil: number): void {
+    this.perEndpoint.set(d.endpointId, (this.perEndpoint.get(d.endpointId) ?? 0) + 1);
     const p = this.attempt(d, leaseUntil).finally(() => {
       this.inFlight.delete(p);
-      // A finished attempt may unblock the next event of its plant.
+      const left = this.perEndpoint.get(d.endpointId)! - 1;
+      if (left > 0) this.perEndpoint.set(d.endpointId, left);
+      else this.perEndpoint.delete(d.endpointId);
+      // A finished attempt frees a slot, and may unblock the next event of its plant.
       this.nudge();
     });
     this.inFlight.add(p);

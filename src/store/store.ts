@@ -2,7 +2,7 @@ import type { PlantRecord } from '../domain/plant.js';
 import type { PlantListQuery } from '../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
 import type { TokenRecord } from '../domain/token.js';
-import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../domain/webhook.js';
+import type { AttemptResult, DueDelivery, EndpointStatus, EndpointsDue, WebhookEndpoint } from '../domain/webhook.js';
 import type { StoreKind } from './schema-versions.js';
 
 /** The outbox and endpoints as each store keeps them. */
@@ -12,10 +12,15 @@ export interface WebhookStore {
   /** Resolves to false when no endpoint has this id; its pending deliveries go with it. */
   removeEndpoint(id: string): Promise<boolean>;
   /**
-   * Leases up to `limit` due deliveries until `leaseUntil`: pending, due, not leased, on an
-   * enabled endpoint, and the oldest pending one of its plant for its endpoint (order per plant).
+   * The enabled endpoints, and those with a delivery that can be claimed now: pending, due, not
+   * leased, and the oldest pending one of its plant for its endpoint (order per plant).
    */
-  claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]>;
+  endpointsDue(now: number): Promise<EndpointsDue>;
+  /**
+   * Leases until `leaseUntil`, for each endpoint in `limits`, up to its number of deliveries that
+   * can be claimed now (see endpointsDue), the earliest due first; none of a disabled endpoint.
+   */
+  claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]>;
   recordAttempt(result: AttemptResult): Promise<void>;
   countPendingDeliveries(): Promise<number>;
   /** Deletes events older than `before` that have no pending delivery, with their deliveries; resolves to how many. */

@@ -1,9 +1,11 @@
-// The dispatcher's rules without a server: how a subscriber's Retry-After is read, and what an
-// attempt decides (and that every time it decides is one the stores can hold).
+// The dispatcher's rules without a server: how a subscriber's Retry-After is read, what an
+// attempt decides (and that every time it decides is one the stores can hold), and how the
+// delivery slots are shared between endpoints.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/config.js';
 import type { DueDelivery } from '../../src/domain/webhook.js';
+import { fairShares } from '../../src/events/fair-share.js';
 import { decideAttempt } from '../../src/events/outcome.js';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter } from '../../src/events/retry-after.js';
 
@@ -97,5 +99,32 @@ describe("an attempt's outcome", () => {
     assert.equal(r.outcome, 'retry');
     assert.ok(r.error!.length <= 500);
     assert.match(r.error!, /^CERT: altnames DNS:a b x+…$/);
+  });
+});
+
+describe('the delivery slots', () => {
+  const shares = (inFlight: Record<string, number>, due: string[], enabled: number, slots = 16) =>
+    Object.fromEntries(fairShares(slots, new Map(Object.entries(inFlight)), due, enabled));
+
+  it('go to a lone endpoint whole, and to one of several up to half, keeping room for the others', () => {
+    assert.deepEqual(shares({}, ['a'], 1), { a: 16 });
+    assert.deepEqual(shares({}, ['a'], 2), { a: 8 });
+    assert.deepEqual(shares({}, ['a'], 20), { a: 8 });
+  });
+
+  it('are shared among the busy endpoints, the fewest in flight first, never past a share', () => {
+    // A subscriber that hangs holds its 8; the other gets the rest at once.
+    assert.deepEqual(shares({ hung: 8 }, ['hung', 'ok'], 2), { ok: 8 });
+    assert.deepEqual(shares({ hung: 8, ok: 8 }, ['hung', 'ok'], 2), {});
+    assert.deepEqual(shares({ hung: 8, ok: 3 }, ['hung', 'ok'], 2), { ok: 5 });
+    // Three busy of three: a third each (5), the fewest in flight first.
+    assert.deepEqual(shares({}, ['a', 'b', 'c'], 3), { a: 5, b: 5, c: 5 });
+    assert.deepEqual(shares({ a: 5 }, ['a', 'b', 'c'], 5), { b: 4, c: 4 });
+    // More busy endpoints than slots: one each, as far as the slots go.
+    const many = Array.from({ length: 20 }, (_, i) => `e${i}`);
+    const granted = shares({}, many, 20);
+    assert.equal(Object.keys(granted).length, 16);
+    assert.ok(Object.values(granted).every((n) => n === 1));
+    assert.deepEqual(shares({ a: 1 }, ['b'], 2, 1), {}, 'no free slot');
   });
 });

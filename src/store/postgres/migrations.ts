@@ -164,6 +164,11 @@ ${wordsFollow(
        SELECT w.word, r.id FROM renamed r, unnest(r.now) AS w (word) WHERE w.word <> ALL (r.was)
        ON CONFLICT DO NOTHING;`,
   ),
+  // The dispatcher claims each endpoint's due deliveries on their own, so that one subscriber's
+  // backlog cannot hide another's (src/events/fair-share.ts): it walks one endpoint's pending
+  // deliveries in the order they are due. Nothing walks all endpoints' in that order any more.
+  `DROP INDEX deliveries_due;
+   CREATE INDEX deliveries_endpoint_due ON deliveries (endpoint_id, next_attempt_at, event_seq) WHERE state = 'pending';`,
 ];
 
 /**

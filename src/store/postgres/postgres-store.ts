@@ -4,7 +4,13 @@ import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
-import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
+import type {
+  AttemptResult,
+  DueDelivery,
+  EndpointStatus,
+  EndpointsDue,
+  WebhookEndpoint,
+} from '../../domain/webhook.js';
 import type { StoreKind } from '../schema-versions.js';
 import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
@@ -243,8 +249,12 @@ export class PostgresStore implements Store {
     return this.webhooks.removeEndpoint(id);
   }
 
-  claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]> {
-    return this.webhooks.claimDeliveries(now, leaseUntil, limit);
+  endpointsDue(now: number): Promise<EndpointsDue> {
+    return this.webhooks.endpointsDue(now);
+  }
+
+  claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]> {
+    return this.webhooks.claimDeliveries(now, leaseUntil, limits);
   }
 
   recordAttempt(result: AttemptResult): Promise<void> {

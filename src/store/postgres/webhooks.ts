@@ -3,10 +3,12 @@ import type {
   AttemptResult,
   DueDelivery,
   EndpointStatus,
+  EndpointsDue,
   EventType,
   NewEvent,
   WebhookEndpoint,
 } from '../../domain/webhook.js';
+import { claimable } from '../claimable.js';
 import type { Run } from './rows.js';
 
 /**
@@ -38,6 +40,8 @@ export async function emitEvents(run: (query: QueryConfig) => Promise<unknown>, 
 }
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
+
+const CLAIMABLE = claimable('$1');
 
 /** The endpoints and the dispatcher's statements; `FOR UPDATE SKIP LOCKED` lets instances share the work. */
 export class PostgresWebhooks {
@@ -119,7 +123,18 @@ export class PostgresWebhooks {
     );
   }
 
-  async claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]> {
+  async endpointsDue(now: number): Promise<EndpointsDue> {
+    const rows = await this.run<{ id: string; due: boolean }>({
+      name: 'deliveries-endpoints-due',
+      text: `SELECT e.id, EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = e.id AND ${CLAIMABLE}) AS due
+             FROM webhook_endpoints e WHERE e.enabled ORDER BY e.created_at, e.id`,
+      values: [String(now)],
+    });
+    return { enabled: rows.length, due: rows.filter((r) => r.due).map((r) => r.id) };
+  }
+
+  async claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]> {
+    if (limits.size === 0) return [];
     const rows = await this.run<{
       event_seq: string;
       endpoint_id: string;
@@ -133,21 +148,25 @@ export class PostgresWebhooks {
       secret: string;
     }>({
       name: 'deliveries-claim',
-      text: `WITH c AS (
-               UPDATE deliveries d SET locked_until = $2
-               FROM (SELECT d.event_seq, d.endpoint_id FROM deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-                     WHERE d.state = 'pending' AND e.enabled AND d.next_attempt_at <= $1
-                       AND (d.locked_until IS NULL OR d.locked_until <= $1)
-                       AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = d.endpoint_id
-                                       AND p.plant_id = d.plant_id AND p.state = 'pending' AND p.event_seq < d.event_seq)
-                     ORDER BY d.next_attempt_at, d.event_seq LIMIT $3
-                     FOR UPDATE OF d SKIP LOCKED) due
+      // Each endpoint's earliest due deliveries up to its limit, skipping those another instance
+      // is claiming; the lease is checked again on the locked row.
+      text: `WITH due AS (
+               SELECT x.event_seq, x.endpoint_id
+               FROM unnest($3::text[], $4::int[]) AS q (endpoint_id, n)
+               CROSS JOIN LATERAL (
+                 SELECT d.event_seq, d.endpoint_id FROM deliveries d
+                 WHERE d.endpoint_id = q.endpoint_id AND ${CLAIMABLE}
+                   AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.enabled)
+                 ORDER BY d.next_attempt_at, d.event_seq LIMIT q.n
+                 FOR UPDATE OF d SKIP LOCKED) x
+             ), c AS (
+               UPDATE deliveries d SET locked_until = $2 FROM due
                WHERE d.event_seq = due.event_seq AND d.endpoint_id = due.endpoint_id
                  AND (d.locked_until IS NULL OR d.locked_until <= $1)
                RETURNING d.event_seq, d.endpoint_id, d.attempts)
              SELECT c.event_seq, c.endpoint_id, c.attempts, ev.id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
              FROM c JOIN events ev ON ev.seq = c.event_seq JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
-      values: [String(now), String(leaseUntil), limit],
+      values: [String(now), String(leaseUntil), [...limits.keys()], [...limits.values()]],
     });
     return rows.map((r) => ({
       eventSeq: BigInt(r.event_seq),

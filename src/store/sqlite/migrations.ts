@@ -135,6 +135,11 @@ export const sqliteMigrations: string[] = [
    );
    ${sqliteFilterUpkeep.ftsRebuild}
    ${sqliteFilterUpkeep.ftsOptimize}`,
+  // The dispatcher claims each endpoint's due deliveries on their own, so that one subscriber's
+  // backlog cannot hide another's (src/events/fair-share.ts): it walks one endpoint's pending
+  // deliveries in the order they are due. Nothing walks all endpoints' in that order any more.
+  `DROP INDEX deliveries_due;
+   CREATE INDEX deliveries_endpoint_due ON deliveries (endpoint_id, next_attempt_at, event_seq) WHERE state = 'pending';`,
 ];
 
 /**

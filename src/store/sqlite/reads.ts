@@ -2,9 +2,10 @@ import type Database from 'better-sqlite3';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { TokenRecord } from '../../domain/token.js';
-import type { EndpointStatus, EventType } from '../../domain/webhook.js';
+import type { EndpointStatus, EndpointsDue, EventType } from '../../domain/webhook.js';
 import { plantFromRow, tokenFromRow, type PlantRow, type TokenRow } from './connection.js';
 import { sqliteFilters } from './plant-filters.js';
+import { CLAIMABLE } from './webhook-writes.js';
 
 interface EndpointRow {
   id: string;
@@ -54,9 +55,9 @@ export function sqliteReads(db: Database.Database) {
        FROM deliveries d JOIN events ev ON ev.seq = d.event_seq
        WHERE d.endpoint_id = ? AND d.attempts > 0 ORDER BY d.last_attempt_at DESC LIMIT ?`,
     ),
-    anyDue: db.prepare<[number, number], { due: bigint }>(
-      `SELECT EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?
-                      AND (locked_until IS NULL OR locked_until <= ?)) AS due`,
+    endpointsDue: db.prepare<{ now: number }, { id: string; due: bigint }>(
+      `SELECT e.id, EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = e.id AND ${CLAIMABLE}) AS due
+       FROM webhook_endpoints e WHERE e.enabled = 1 ORDER BY e.created_at, e.id`,
     ),
     countPending: db.prepare<[], { n: bigint }>("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"),
   };
@@ -81,7 +82,10 @@ export function sqliteReads(db: Database.Database) {
     },
     listTokens: () => s.listTokens.all().map(tokenFromRow),
     countTokens: () => n(s.countTokens.get()?.n),
-    anyDue: (now: number) => s.anyDue.get(now, now)?.due === 1n,
+    endpointsDue(now: number): EndpointsDue {
+      const rows = s.endpointsDue.all({ now });
+      return { enabled: rows.length, due: rows.filter((r) => r.due === 1n).map((r) => r.id) };
+    },
     countPendingDeliveries: () => n(s.countPending.get()?.n),
     listEndpoints(recent: number): EndpointStatus[] {
       return s.endpoints.all().map((e) => ({

@@ -6,7 +6,13 @@ import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import type { TokenRecord } from '../../domain/token.js';
-import type { AttemptResult, DueDelivery, EndpointStatus, WebhookEndpoint } from '../../domain/webhook.js';
+import type {
+  AttemptResult,
+  DueDelivery,
+  EndpointStatus,
+  EndpointsDue,
+  WebhookEndpoint,
+} from '../../domain/webhook.js';
 import type { StoreKind } from '../schema-versions.js';
 import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
@@ -214,10 +220,14 @@ export class SqliteStore implements Store {
     return this.write((w) => w.webhooks.removeEndpoint(id));
   }
 
-  async claimDeliveries(now: number, leaseUntil: number, limit: number): Promise<DueDelivery[]> {
-    // Polled every second: a read first keeps an idle dispatcher from writing at all.
-    if (!(await this.read((r) => r.anyDue(now)))) return [];
-    return this.write((w) => w.webhooks.claim(now, leaseUntil, limit));
+  /** A read: a dispatcher polling every second does not write while nothing is due. */
+  endpointsDue(now: number): Promise<EndpointsDue> {
+    return this.read((r) => r.endpointsDue(now));
+  }
+
+  async claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]> {
+    if (limits.size === 0) return [];
+    return this.write((w) => w.webhooks.claim(now, leaseUntil, limits));
   }
 
   async recordAttempt(result: AttemptResult): Promise<void> {

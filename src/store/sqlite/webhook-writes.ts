@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3';
+import { claimable } from '../claimable.js';
 import type { AttemptResult, DueDelivery, EventType, NewEvent, WebhookEndpoint } from '../../domain/webhook.js';
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
+
+export const CLAIMABLE = claimable('@now');
 
 /**
  * The outbox's writes, run by the writer inside its transaction: an event is committed with the
@@ -24,16 +27,14 @@ export function webhookWrites(db: Database.Database) {
     ),
     removeEndpoint: db.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
     claim: db.prepare<
-      { now: number; lease: number; limit: number },
+      { now: number; lease: number; endpoint: string; limit: number },
       { event_seq: bigint; endpoint_id: string; attempts: bigint }
     >(
       `UPDATE deliveries SET locked_until = @lease WHERE rowid IN (
-         SELECT d.rowid FROM deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         WHERE d.state = 'pending' AND e.enabled = 1 AND d.next_attempt_at <= @now
-           AND (d.locked_until IS NULL OR d.locked_until <= @now)
-           AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.plant_id = d.plant_id
-                           AND p.state = 'pending' AND p.event_seq < d.event_seq)
+         SELECT d.rowid FROM deliveries d
+         WHERE d.endpoint_id = @endpoint AND ${CLAIMABLE}
          ORDER BY d.next_attempt_at, d.event_seq LIMIT @limit)
+         AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = @endpoint AND e.enabled = 1)
        RETURNING event_seq, endpoint_id, attempts`,
     ),
     details: db.prepare<
@@ -72,8 +73,10 @@ export function webhookWrites(db: Database.Database) {
     removeEndpoint(id: string): boolean {
       return s.removeEndpoint.run(id).changes === 1;
     },
-    claim(now: number, lease: number, limit: number): DueDelivery[] {
-      return s.claim.all({ now, lease, limit }).map((c) => {
+    /** Up to its limit of each endpoint's claimable deliveries, the earliest due first. */
+    claim(now: number, lease: number, limits: ReadonlyMap<string, number>): DueDelivery[] {
+      const claimed = [...limits].flatMap(([endpoint, limit]) => s.claim.all({ now, lease, endpoint, limit }));
+      return claimed.map((c) => {
         const d = s.details.get(c.event_seq, c.endpoint_id)!;
         return {
           eventSeq: c.event_seq,

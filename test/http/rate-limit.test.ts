@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { hashToken } from '../../src/domain/token.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { postPlant, send, type RawResponse, type Target } from '../support/http.js';
@@ -220,6 +221,21 @@ for (const store of stores) {
       // The other instance says the same.
       const other = seen.length % 2 ? b : a;
       assert.equal((await postPlant(other, a.token, body())).status, 429);
+    });
+
+    it("reads a counter's expiry from Redis within the window: no longer Retry-After", async () => {
+      const [a] = servers as [TestApp];
+      const { token } = await createToken(a.services.store, { name: 'planted' });
+      assert.equal((await postPlant(a, token, body())).status, 200);
+      // Its counter, made over the limit and expiring in 3,000 years: not what this limiter sets.
+      // (Before the refusals below, which block this address for the window.)
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(`redis://127.0.0.1:${port}`);
+      const [key] = await redis.keys(`*token:${hashToken(token)}`);
+      assert.ok(key, 'the token is counted in Redis');
+      await redis.set(key, '100', 'PX', 99_999_999_999_999);
+      redis.disconnect();
+      assert429(await postPlant(a, token, body()), 6, 60);
     });
 
     it('counts refused credentials from one address across instances', async () => {

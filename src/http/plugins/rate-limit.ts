@@ -26,8 +26,19 @@ export interface RateLimits {
 const TOKEN_KEY = Symbol('rateLimitTokenKey');
 type Keyed = FastifyRequest & { [TOKEN_KEY]?: string };
 
-function tooMany(message: string, limit: number, ttlInSeconds: number): HttpError {
-  const wait = String(Math.max(1, ttlInSeconds));
+/**
+ * A counter's time to live in milliseconds as its store reports it (Redis's PTTL when limits
+ * are shared), within the limit's window: a longer, negative (no expiry) or non-numeric value is
+ * not one this limiter set, and must not become a longer Retry-After or block.
+ */
+function ttlWithin(ttlMs: number, windowMs: number): number {
+  return Number.isFinite(ttlMs) ? Math.min(Math.max(ttlMs, 0), windowMs) : windowMs;
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+function tooMany(message: string, limit: number, seconds: number): HttpError {
+  const wait = String(seconds);
   return new HttpError(429, `${message}; retry after ${wait} s`, {
     'retry-after': wait,
     'ratelimit-limit': String(limit),
@@ -108,7 +119,7 @@ export async function registerRateLimits(
         return;
       }
       onLimited('auth_failure');
-      throw tooMany(blockedMessage, authFailureLimit, Math.ceil(left / 1000));
+      throw tooMany(blockedMessage, authFailureLimit, seconds(left));
     },
 
     async recordFailure(request) {
@@ -116,11 +127,12 @@ export async function registerRateLimits(
       const state = await failures(request);
       if (state.isAllowed || state.remaining > 0) return;
       if (blocked.size >= 10_000) blocked.clear();
-      blocked.set(addressKey(request), Date.now() + state.ttl);
+      const left = ttlWithin(state.ttl, timeWindow);
+      blocked.set(addressKey(request), Date.now() + left);
       // This failure was one past the limit (counted elsewhere, on another instance, first).
       if (state.isExceeded) {
         onLimited('auth_failure');
-        throw tooMany(blockedMessage, state.max, state.ttlInSeconds);
+        throw tooMany(blockedMessage, state.max, seconds(left));
       }
     },
 
@@ -131,11 +143,11 @@ export async function registerRateLimits(
       if (state.isAllowed) return;
       if (state.isExceeded) {
         onLimited('token');
-        throw tooMany('too many requests for this token', state.max, state.ttlInSeconds);
+        throw tooMany('too many requests for this token', state.max, seconds(ttlWithin(state.ttl, timeWindow)));
       }
       reply.header('ratelimit-limit', state.max);
       reply.header('ratelimit-remaining', state.remaining);
-      reply.header('ratelimit-reset', Math.max(1, state.ttlInSeconds));
+      reply.header('ratelimit-reset', seconds(ttlWithin(state.ttl, timeWindow)));
     },
   };
 }

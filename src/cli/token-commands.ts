@@ -8,6 +8,7 @@ import {
   type Scope,
   type TokenRecord,
 } from '../domain/token.js';
+import { scopesProblem, tokenNameProblem } from '../domain/token-rules.js';
 import { createToken } from '../use-cases/create-token.js';
 import { revokeToken } from '../use-cases/revoke-token.js';
 import type { CliIo } from './io.js';
@@ -28,12 +29,14 @@ export function tokenCommands(program: Command, io: CliIo): void {
     .option('--scope <scope>', `a scope to grant, repeatable (${SCOPES.join(', ')}); default: all`, collect)
     .option('--expires-in <duration>', 'lifetime such as 30d, 12h, 90m, 2w, at most 3650d (10 years); default: never')
     .action(async (opts: { name: string; scope?: string[]; expiresIn?: string }) => {
+      // The rules of every stored token, checked here too so that bad input opens no store.
       const name = opts.name.trim();
-      if (!name || name.length > 200) fail('--name must be 1 to 200 characters');
+      const nameProblem = tokenNameProblem(name);
+      if (nameProblem !== undefined) fail(`--name ${nameProblem}`);
       if (opts.scope?.includes(''))
         fail(`--scope needs a scope name (${SCOPES.join(', ')}); an empty one grants nothing`);
-      const unknown = opts.scope?.find((s) => !(SCOPES as readonly string[]).includes(s));
-      if (unknown !== undefined) fail(`unknown scope "${unknown}"; scopes are ${SCOPES.join(', ')}`);
+      const scopeProblem = opts.scope && scopesProblem([...new Set(opts.scope)]);
+      if (scopeProblem) fail(`--scope ${scopeProblem}`);
       let expiresAt: Date | null = null;
       if (opts.expiresIn !== undefined) {
         const ms = parseDuration(opts.expiresIn);

@@ -1,15 +1,12 @@
 import type { Command } from 'commander';
 import { NotFoundError } from '../domain/errors.js';
 import { EVENT_TYPES, type EventType } from '../domain/webhook.js';
-import { urlProblem } from '../events/address-guard.js';
+import { ENDPOINT_ID, urlProblem } from '../domain/webhook-rules.js';
 import { addWebhook, removeWebhook } from '../use-cases/webhooks.js';
 import type { CliIo } from './io.js';
 import { fail, outputIsTheProduct, printJson } from './output.js';
 import { printTable } from './table.js';
 import { withServices } from './with-services.js';
-
-/** What `webhook add` generates: `ep_` and 12 random bytes in base64url. */
-const ENDPOINT_ID = /^ep_[A-Za-z0-9_-]{16}$/;
 
 /** `created` or `plant.created`, comma-separated. */
 function parseEvents(text: string): EventType[] {
@@ -38,7 +35,7 @@ export function webhookCommands(program: Command, io: CliIo): void {
       const events = parseEvents(opts.events);
       // A URL that cannot be one is refused before the store is opened.
       const problem = urlProblem(url);
-      if (problem !== undefined) fail(problem);
+      if (problem !== undefined) fail(`the URL ${problem}`);
       const { endpoint, secret, sealed } = await withServices(io, async ({ store, config }) => ({
         ...(await addWebhook(store, config, url, events)),
         sealed: config.webhookSecretKey !== undefined,

@@ -140,7 +140,7 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
               store,
               doc,
               opts.input !== undefined ? createReadStream(opts.input) : io.stdin,
-              config.webhookSecretKey,
+              config,
             );
           } catch (err) {
             // Nothing was restored: a store file this command created goes too. The refusal is the

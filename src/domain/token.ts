@@ -40,9 +40,12 @@ export function isActive(record: TokenRecord, now = new Date()): boolean {
   return record.revokedAt === null && (record.expiresAt === null || record.expiresAt > now);
 }
 
-/** What a listing may show of a stored prefix: only the managed form, `pst_` and 4 characters. */
+/** The prefix a managed token keeps: `pst_` and 4 characters. */
+export const MANAGED_PREFIX = /^pst_[A-Za-z0-9_-]{4}$/;
+
+/** What a listing may show of a stored prefix: only the managed form. */
 export function shownPrefix(prefix: string): string | null {
-  return /^pst_[A-Za-z0-9_-]{4}$/.test(prefix) ? prefix : null;
+  return MANAGED_PREFIX.test(prefix) ? prefix : null;
 }
 
 const UNITS: Record<string, number> = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3, w: 604800e3 };

@@ -1,5 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { urlProblem } from '../domain/webhook-rules.js';
 
 type IPv4 = ipaddr.IPv4;
 type IPv6 = ipaddr.IPv6;
@@ -68,19 +70,6 @@ export function isPrivateAddress(address: string): boolean {
   return nonPublicReason(address) !== undefined;
 }
 
-/** The one line that says why a subscriber URL is refused, or undefined when its form is acceptable. */
-export function urlProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return `"${text}" is not a URL`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'the URL must be http:// or https://';
-  if (url.username || url.password) return 'the URL must not carry a user name or password';
-  return undefined;
-}
-
 export class PrivateAddressError extends Error {
   override name = 'PrivateAddressError';
   code = 'EPRIVATEADDRESS';
@@ -113,11 +102,27 @@ export function guardedLookup(allowPrivate: boolean) {
   };
 }
 
+/**
+ * The part of the address check that needs no lookup, for `webhook add` and for a restore: a URL
+ * whose host is an IP address is refused when that address is not public and that is not allowed.
+ * Undefined for a URL whose host is a name: only a lookup can judge it (and, at each connection,
+ * guardedLookup does).
+ */
+export function literalAddressProblem(text: string, allowPrivate: boolean): string | undefined {
+  if (allowPrivate) return undefined;
+  const host = new URL(text).hostname.replace(/^\[|\]$/g, '');
+  // The URL parser has already written any IPv4 spelling (127.1, 0x7f.0.0.1) as a.b.c.d.
+  if (isIP(host) === 0) return undefined;
+  const reason = nonPublicReason(host);
+  return reason && `${host} is not a public address (${reason}); set WEBHOOK_ALLOW_PRIVATE=true to allow it`;
+}
+
 /** Resolves the URL's host and refuses it when an address is private and that is not allowed (`webhook add`). */
 export async function checkSubscriberUrl(text: string, allowPrivate: boolean): Promise<string | undefined> {
   const problem = urlProblem(text);
-  if (problem !== undefined) return problem;
-  if (allowPrivate) return undefined;
+  if (problem !== undefined) return `the URL ${problem}`;
+  const literal = literalAddressProblem(text, allowPrivate);
+  if (literal !== undefined || allowPrivate) return literal;
   const host = new URL(text).hostname.replace(/^\[|\]$/g, '');
   const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
     dnsLookup(host, { all: true }, (err, list) => (err ? reject(err) : resolve(list))),

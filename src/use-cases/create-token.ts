@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { InvalidInputError } from '../domain/errors.js';
-import {
-  hashToken,
-  MAX_TOKEN_LIFETIME_MS,
-  SCOPES,
-  TOKEN_PREFIX,
-  type Scope,
-  type TokenRecord,
-} from '../domain/token.js';
+import { hashToken, SCOPES, TOKEN_PREFIX, type Scope, type TokenRecord } from '../domain/token.js';
+import { tokenProblem } from '../domain/token-rules.js';
 import type { Store } from '../store/store.js';
 
 export interface NewToken {
@@ -20,27 +14,15 @@ export interface NewToken {
   value?: string;
 }
 
-/** Stores a token's hash and returns the token itself: the only time it is ever seen. */
+/**
+ * Stores a token's hash and returns the token itself: the only time it is ever seen. The record
+ * must keep the rules of every stored token (domain/token-rules.ts), which a restore applies too.
+ */
 export async function createToken(
   store: Store,
   spec: NewToken,
   now = new Date(),
 ): Promise<{ token: string; record: TokenRecord }> {
-  if (spec.scopes !== undefined) {
-    if (spec.scopes.length === 0) throw new InvalidInputError('a token needs at least one scope');
-    const unknown = spec.scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
-    if (unknown !== undefined)
-      throw new InvalidInputError(`unknown scope "${unknown}"; scopes are ${SCOPES.join(', ')}`);
-  }
-  const expiresAt = spec.expiresAt ?? null;
-  if (expiresAt !== null) {
-    const ms = expiresAt.getTime();
-    if (!Number.isFinite(ms)) throw new InvalidInputError('the expiry is not a valid date');
-    if (ms <= now.getTime()) throw new InvalidInputError('the expiry must be in the future');
-    if (ms - now.getTime() > MAX_TOKEN_LIFETIME_MS) {
-      throw new InvalidInputError('a token can live at most 3650 days (10 years)');
-    }
-  }
   const token = spec.value ?? TOKEN_PREFIX + randomBytes(32).toString('base64url');
   const record: TokenRecord = {
     id: randomBytes(6).toString('hex'),
@@ -51,9 +33,11 @@ export async function createToken(
     prefix: spec.value === undefined ? token.slice(0, TOKEN_PREFIX.length + 4) : '',
     scopes: [...new Set(spec.scopes ?? SCOPES)],
     createdAt: now,
-    expiresAt,
+    expiresAt: spec.expiresAt ?? null,
     revokedAt: null,
   };
+  const problem = tokenProblem(record);
+  if (problem !== undefined) throw new InvalidInputError(`a token's "${problem.field}" ${problem.problem}`);
   await store.insertToken(record);
   return { token, record };
 }

@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
+import type { WebhookConfig } from '../config/config.js';
 import { ConflictError, InvalidInputError } from '../domain/errors.js';
 import { plantRecord, type PlantRecord } from '../domain/plant.js';
-import { SCOPES, type Scope, type TokenRecord } from '../domain/token.js';
-import { EVENT_TYPES, type EventType, type WebhookEndpoint } from '../domain/webhook.js';
+import type { Scope, TokenRecord } from '../domain/token.js';
+import { tokenProblem } from '../domain/token-rules.js';
+import type { EventType, WebhookEndpoint } from '../domain/webhook.js';
+import { endpointProblem, isEndpointSecret, sealedParts } from '../domain/webhook-rules.js';
+import { literalAddressProblem } from '../events/address-guard.js';
 import { openSecret } from '../events/signing.js';
 import { InexactNumber, readJson } from '../json/read-json.js';
 import type { ApiDocument } from '../openapi/document.js';
@@ -120,12 +124,12 @@ function date(line: Line, what: string, o: Obj, key: string, nullable: boolean):
   return d;
 }
 
-function list<T extends string>(line: Line, what: string, o: Obj, key: string, known: readonly T[]): T[] {
+function strings(line: Line, what: string, o: Obj, key: string): string[] {
   const v = o[key];
-  if (!Array.isArray(v) || v.some((x) => !known.includes(x as T)) || new Set(v).size !== v.length) {
-    throw refused(line.number, `${what}'s "${key}" must be a list of distinct values among ${known.join(', ')}`);
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
+    throw refused(line.number, `${what}'s "${key}" must be a list of strings`);
   }
-  return v as T[];
+  return v as string[];
 }
 
 function count(line: Line, o: Obj, key: string): number {
@@ -136,6 +140,10 @@ function count(line: Line, o: Obj, key: string): number {
   return v;
 }
 
+/** A package version as npm writes one: 0.2.0, 1.0.0-rc.1. */
+const isVersion = (v: unknown): v is string =>
+  typeof v === 'string' && /^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(?:[-+][0-9A-Za-z.+-]{1,64})?$/.test(v);
+
 function readHeader(line: Line | undefined): BackupHeader {
   if (!line) throw new RestoreRefusedError('the input is empty: not a plant-store backup');
   let o: Obj;
@@ -145,7 +153,8 @@ function readHeader(line: Line | undefined): BackupHeader {
     throw refused(1, 'not a plant-store backup (its first line is not a backup header)');
   }
   if (o.format !== BACKUP_FORMAT) throw refused(1, 'not a plant-store backup (its first line is not a backup header)');
-  const by = typeof o.plantStore === 'string' ? ` (written by plant-store ${o.plantStore})` : '';
+  // The writer's version appears in the lines below, so only when it is one (never a terminal's escape).
+  const by = isVersion(o.plantStore) ? ` (written by plant-store ${o.plantStore})` : '';
   if (o.version !== BACKUP_FORMAT_VERSION) {
     throw refused(
       1,
@@ -155,6 +164,7 @@ function readHeader(line: Line | undefined): BackupHeader {
   }
   members(line, 'the header', o, ['format', 'version', 'plantStore', 'store', 'schema', 'takenAt']);
   const plantStore = string(line, 'the header', o, 'plantStore');
+  if (!isVersion(plantStore)) throw refused(1, `the header's "plantStore" must be a version such as 0.2.0`);
   const store = o.store as StoreKind;
   if (!STORE_KINDS.includes(store)) throw refused(1, `the header's "store" must be one of ${STORE_KINDS.join(', ')}`);
   const schema = o.schema;
@@ -182,45 +192,51 @@ function readHeader(line: Line | undefined): BackupHeader {
   return { format: BACKUP_FORMAT, version: BACKUP_FORMAT_VERSION, plantStore, store, schema, takenAt };
 }
 
+// A token or an endpoint is read as the file writes it, then held to the rules `token create` and
+// `webhook add` hold theirs to (domain/token-rules.ts, domain/webhook-rules.ts): the same functions.
+
 function readToken(line: Line, o: Obj): TokenRecord {
   const what = 'a token';
   members(line, what, o, ['type', 'id', 'name', 'hash', 'prefix', 'scopes', 'createdAt', 'expiresAt', 'revokedAt']);
-  const hash = string(line, what, o, 'hash');
-  if (!/^[0-9a-f]{64}$/.test(hash)) throw refused(line.number, `a token's "hash" must be a SHA-256 in lower-case hex`);
-  return {
-    id: string(line, what, o, 'id'),
+  const token: TokenRecord = {
+    id: string(line, what, o, 'id', false),
     name: string(line, what, o, 'name', false),
-    hash,
+    hash: string(line, what, o, 'hash', false),
     prefix: string(line, what, o, 'prefix', false),
-    scopes: list<Scope>(line, what, o, 'scopes', SCOPES),
+    scopes: strings(line, what, o, 'scopes') as Scope[],
     createdAt: date(line, what, o, 'createdAt', false)!,
     expiresAt: date(line, what, o, 'expiresAt', true),
     revokedAt: date(line, what, o, 'revokedAt', true),
   };
+  const problem = tokenProblem(token);
+  if (problem !== undefined) throw refused(line.number, `a token's "${problem.field}" ${problem.problem}`);
+  return token;
 }
 
-function readWebhook(line: Line, o: Obj): WebhookEndpoint {
+type AddressRules = Pick<WebhookConfig, 'webhookAllowPrivate'>;
+
+function readWebhook(line: Line, o: Obj, config: AddressRules): WebhookEndpoint {
   const what = 'a webhook';
   members(line, what, o, ['type', 'id', 'url', 'events', 'secret', 'enabled', 'disabledReason', 'createdAt']);
-  const url = string(line, what, o, 'url');
-  if (!URL.canParse(url) || !['http:', 'https:'].includes(new URL(url).protocol)) {
-    throw refused(line.number, `a webhook's "url" must be an http:// or https:// URL`);
-  }
-  const events = list<EventType>(line, what, o, 'events', EVENT_TYPES);
-  if (events.length === 0) throw refused(line.number, `a webhook's "events" must name at least one event`);
   if (typeof o.enabled !== 'boolean') throw refused(line.number, `a webhook's "enabled" must be true or false`);
   if (o.disabledReason !== null && typeof o.disabledReason !== 'string') {
     throw refused(line.number, `a webhook's "disabledReason" must be a string or null`);
   }
-  return {
-    id: string(line, what, o, 'id'),
-    url,
-    events,
-    secret: string(line, what, o, 'secret'),
+  const endpoint: WebhookEndpoint = {
+    id: string(line, what, o, 'id', false),
+    url: string(line, what, o, 'url', false),
+    events: strings(line, what, o, 'events') as EventType[],
+    secret: string(line, what, o, 'secret', false),
     enabled: o.enabled,
     disabledReason: o.disabledReason,
     createdAt: date(line, what, o, 'createdAt', false)!,
   };
+  const problem = endpointProblem(endpoint);
+  if (problem !== undefined) throw refused(line.number, `a webhook's "${problem.field}" ${problem.problem}`);
+  // What `webhook add` can judge without a lookup: an address in the URL itself.
+  const address = literalAddressProblem(endpoint.url, config.webhookAllowPrivate);
+  if (address !== undefined) throw refused(line.number, `a webhook's "url" is refused: ${address}`);
+  return endpoint;
 }
 
 function readPlant(line: Line, o: Obj, check: PlantCheck): PlantRecord {
@@ -238,14 +254,15 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  * Restores a backup (see backup.ts) into an empty store, whole or not at all: the records go in
  * through one transaction (store.restoreInto), and any refusal (a malformed line, an unknown
  * record, a plant the API would refuse, a truncated or altered file) rolls it back. The input is
- * read as it comes, so memory stays flat; plants emit no webhook events. `secretKey` is the
- * WEBHOOK_SECRET_KEY of the target, to tell whether it opens the endpoints' sealed secrets.
+ * read as it comes, so memory stays flat; plants emit no webhook events. Tokens and endpoints are
+ * held to the rules of the commands that create them, under the target's settings: whether
+ * private addresses are allowed, and the WEBHOOK_SECRET_KEY that should open sealed secrets.
  */
 export async function restoreStore(
   store: Store,
   doc: ApiDocument,
   input: AsyncIterable<Buffer | string>,
-  secretKey: Buffer | undefined,
+  config: Pick<WebhookConfig, 'webhookAllowPrivate' | 'webhookSecretKey'>,
 ): Promise<RestoreReport> {
   const source = lines(input)[Symbol.asyncIterator]();
   const first = await source.next();
@@ -328,15 +345,19 @@ export async function restoreStore(
           break;
         }
         case 'webhook': {
-          const webhook = readWebhook(line, o);
+          const webhook = readWebhook(line, o, config);
           if (webhookIds.has(webhook.id)) throw refused(line.number, `a second webhook with id "${webhook.id}"`);
           webhookIds.add(webhook.id);
-          if (webhook.secret.startsWith('aes256gcm:')) {
+          if (sealedParts(webhook.secret)) {
             report.sealedSecrets++;
+            let opened: string | undefined;
             try {
-              openSecret(webhook.secret, secretKey);
+              opened = openSecret(webhook.secret, config.webhookSecretKey);
             } catch {
               report.unopenedSecrets++;
+            }
+            if (opened !== undefined && !isEndpointSecret(opened)) {
+              throw refused(line.number, `a webhook's "secret" opens to something other than a whsec_ secret`);
             }
           }
           webhooks.push(webhook);

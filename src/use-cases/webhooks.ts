@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { WebhookConfig } from '../config/config.js';
 import { InvalidInputError, NotFoundError } from '../domain/errors.js';
 import type { EventType, WebhookEndpoint } from '../domain/webhook.js';
+import { endpointProblem } from '../domain/webhook-rules.js';
 import { checkSubscriberUrl } from '../events/address-guard.js';
 import { newSecret, sealSecret } from '../events/signing.js';
 import type { Store } from '../store/store.js';
 
 /**
  * Subscribes a URL to some event types. The URL must be http(s), carry no credentials and, unless
- * private addresses are allowed, resolve only to public ones. The secret is returned once, here;
+ * private addresses are allowed, resolve only to public ones; the endpoint must keep the rules of
+ * every stored one. The secret is returned once, here;
  * the store keeps it sealed when a key is configured.
  */
 export async function addWebhook(
@@ -29,6 +31,9 @@ export async function addWebhook(
     disabledReason: null,
     createdAt: new Date(),
   };
+  // The rules of every stored endpoint (domain/webhook-rules.ts), which a restore applies too.
+  const invalid = endpointProblem(endpoint);
+  if (invalid !== undefined) throw new InvalidInputError(`a webhook's "${invalid.field}" ${invalid.problem}`);
   await store.insertEndpoint(endpoint);
   return { endpoint, secret };
 }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { plantRecord } from '../../src/domain/plant.js';
+import type { EventType } from '../../src/domain/webhook.js';
 import { KNOWN_SCHEMA_VERSIONS } from '../../src/store/schema-versions.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { backupFile, backupLines, header, storeCounts, withStore } from '../support/backup-file.js';
@@ -22,6 +23,31 @@ function assertRefused(r: CliResult, mentions: RegExp): void {
   assert.equal(r.stdout, '');
   assert.match(r.stderr, mentions);
 }
+
+/** A secret as `webhook add` makes one: whsec_ and 32 bytes in base64. */
+const SECRET = 'whsec_AwoRGB8mLTQ7QklQV15lbHN6gYiPlp2kq7K5wMfO1dw=';
+/** A token and an endpoint as `token create` and `webhook add` make them, as a backup writes them. */
+const TOKEN = {
+  type: 'token',
+  id: '20c830ea13d3',
+  name: 'api',
+  hash: 'a'.repeat(64),
+  prefix: 'pst_Tt0T',
+  scopes: ['plants:read', 'metrics:read'],
+  createdAt: '2025-01-02T03:04:05.678Z',
+  expiresAt: '2034-12-31T03:04:05.678Z', // 3650 days after: the longest lifetime
+  revokedAt: null,
+};
+const WEBHOOK = {
+  type: 'webhook',
+  id: 'ep_TestEndpoint0001',
+  url: 'https://hooks.example/plants',
+  events: ['plant.created', 'plant.deleted'] as EventType[],
+  secret: SECRET,
+  enabled: true,
+  disabledReason: null,
+  createdAt: '2025-01-02T03:04:05.678Z',
+};
 
 const plantLine = (id: bigint | number, name: string, tag?: string) =>
   `{"type":"plant","id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`;
@@ -49,15 +75,8 @@ for (const kind of stores) {
         await createToken(store, { name: 'reader', scopes: ['plants:read'], expiresAt: expires });
         const revoked = await createToken(store, { name: 'old' });
         await store.revokeToken(revoked.record.id, new Date('2025-02-01T00:00:00.000Z'));
-        await store.insertEndpoint({
-          id: 'ep_test',
-          url: 'https://hooks.example/plants',
-          events: ['plant.created', 'plant.deleted'],
-          secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-          enabled: true,
-          disabledReason: null,
-          createdAt: new Date('2025-01-02T03:04:05.678Z'),
-        });
+        const { type: _, ...endpoint } = WEBHOOK;
+        await store.insertEndpoint({ ...endpoint, createdAt: new Date(endpoint.createdAt) });
       });
       const r = await cli(['backup'], env(source));
       assert.equal(r.status, 0, r.stderr);
@@ -80,7 +99,7 @@ for (const kind of stores) {
         PLANTS.map((p) => plantLine(p.id, p.name, p.tag)),
       );
       assert.ok(!backup.includes(token), 'never a token itself');
-      assert.match(backup, /"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"/);
+      assert.ok(backup.includes(`"secret":"${SECRET}"`));
       assert.match(backup, /"revokedAt":"2025-02-01T00:00:00.000Z"/);
       assert.ok(
         backup.includes(`"scopes":["plants:read"],`) && backup.includes(`"expiresAt":"${expires.toISOString()}"`),
@@ -327,7 +346,7 @@ for (const kind of stores) {
         [
           'a token with a scope that does not exist',
           () => backupFile([header(), lines()[1]!.replace('"plants:read"', '"plants:admin"')]),
-          /line 2: a token's "scopes" must be a list of distinct values among plants:read, plants:write, metrics:read/,
+          /line 2: a token's "scopes" must name scopes among plants:read, plants:write, metrics:read \(not "plants:admin"\)/,
         ],
         [
           'counts that disagree with the records',
@@ -361,6 +380,191 @@ for (const kind of stores) {
           assert.deepEqual(await storeCounts(target), empty);
         });
       }
+    });
+
+    // The rules of token create and webhook add, the same functions: a backup is no way around them.
+    describe('refuses a token or an endpoint that token create or webhook add would refuse, naming the line and field', () => {
+      let target: string;
+      before(() => void (target = fresh()));
+      // One field changed at a time, in records that restore as they are (the first test).
+      const tokenWith = (fields: Record<string, unknown>) => JSON.stringify({ ...TOKEN, ...fields });
+      const webhookWith = (fields: Record<string, unknown>) => JSON.stringify({ ...WEBHOOK, ...fields });
+      it('restores the token and the endpoint that each case below changes one field of', async () => {
+        const restored = fresh();
+        const r = await cli(['restore'], env(restored), backupFile([header(), tokenWith({}), webhookWith({})]));
+        assert.equal(r.status, 0, r.stderr);
+        const again = await cli(['backup'], env(restored));
+        assert.deepEqual(backupLines(again.stdout).slice(1, -1), [tokenWith({}), webhookWith({})]);
+      });
+      /** A sealed secret's layout, `aes256gcm:<iv>:<ciphertext>:<tag>`, with parts of these byte lengths. */
+      const sealed = (...bytes: number[]) =>
+        ['aes256gcm', ...bytes.map((n) => Buffer.alloc(n, 1).toString('base64'))].join(':');
+      const cases: [string, string[], RegExp][] = [
+        [
+          'a token with no scopes',
+          [tokenWith({ scopes: [] })],
+          /line 2: a token's "scopes" must name at least one scope/,
+        ],
+        [
+          'a token with a scope twice',
+          [tokenWith({ scopes: ['plants:read', 'plants:read'] })],
+          /line 2: a token's "scopes" must name each scope once \(not "plants:read" twice\)/,
+        ],
+        [
+          'a token with a 100 KB name',
+          [tokenWith({ name: 'x'.repeat(100_000) })],
+          /line 2: a token's "name" must be 1 to 200 characters/,
+        ],
+        [
+          'a token with an empty name',
+          [tokenWith({ name: '' })],
+          /line 2: a token's "name" must be 1 to 200 characters/,
+        ],
+        ...['a\u0000b', 'a\u001b[2Jb', 'a\tb', 'a\nb', 'a\u2028b'].map((name): [string, string[], RegExp] => [
+          `a token whose name holds ${JSON.stringify(name)}`,
+          [tokenWith({ name })],
+          /line 2: a token's "name" must be one line of printable text \(no control character such as NUL/,
+        ]),
+        [
+          'a token whose name begins with white space',
+          [tokenWith({ name: ' api' })],
+          /line 2: a token's "name" must not begin or end with white space/,
+        ],
+        [
+          'a token that lives more than 10 years',
+          [tokenWith({ expiresAt: '2034-12-31T03:04:05.679Z' })],
+          /line 2: a token's "expiresAt" must be at most 3650 days \(10 years\) after its creation/,
+        ],
+        [
+          'a token that expires before it was created',
+          [tokenWith({ expiresAt: TOKEN.createdAt })],
+          /line 2: a token's "expiresAt" must be later than its creation/,
+        ],
+        [
+          'a token created in year 0 (PostgreSQL cannot hold it)',
+          [tokenWith({ createdAt: '0000-01-01T00:00:00.000Z' })],
+          /line 2: a token's "createdAt" must be a time from 1970-01-01T00:00:00.000Z to year 9999/,
+        ],
+        [
+          'a token revoked before 1970',
+          [tokenWith({ revokedAt: '1969-12-31T23:59:59.999Z' })],
+          /line 2: a token's "revokedAt" must be a time from 1970/,
+        ],
+        [
+          'a token whose id token create would not make',
+          [tokenWith({ id: 'x'.repeat(5000) })],
+          /line 2: a token's "id" must be 12 lower-case hex digits/,
+        ],
+        [
+          'a token with a long prefix',
+          [tokenWith({ prefix: 'pst_'.padEnd(5000, 'x') })],
+          /line 2: a token's "prefix" must be pst_ and 4 characters, or empty/,
+        ],
+        [
+          'a token whose hash is not one',
+          [tokenWith({ hash: 'A'.repeat(64) })],
+          /line 2: a token's "hash" must be a SHA-256/,
+        ],
+        [
+          'the same token id twice',
+          [tokenWith({}), tokenWith({ hash: 'a'.repeat(64) })],
+          /line 3: a second token with id "[0-9a-f]{12}"/,
+        ],
+        [
+          'a webhook URL with a user name and password',
+          [webhookWith({ url: 'https://user:secret@hooks.example/plants' })],
+          /line 2: a webhook's "url" must not carry a user name or password/,
+        ],
+        [
+          'a webhook URL that is not http(s)',
+          [webhookWith({ url: 'file:///etc/passwd' })],
+          /line 2: a webhook's "url" must be http:\/\/ or https:\/\//,
+        ],
+        [
+          'a webhook URL longer than webhook add takes',
+          [webhookWith({ url: `https://hooks.example/${'x'.repeat(2100)}` })],
+          /line 2: a webhook's "url" must be at most 2048 characters/,
+        ],
+        [
+          'a webhook URL not written as webhook add stores it',
+          [webhookWith({ url: 'HTTPS://Hooks.Example:443/a b' })],
+          /line 2: a webhook's "url" must be written as webhook add stores it \(https:\/\/hooks\.example\/a%20b\)/,
+        ],
+        [
+          'a webhook URL on a loopback address, private addresses not allowed',
+          [webhookWith({ url: 'http://[::ffff:7f00:1]:8080/hook' })],
+          /line 2: a webhook's "url" is refused: ::ffff:7f00:1 is not a public address .*set WEBHOOK_ALLOW_PRIVATE=true/,
+        ],
+        ...['x', 'whsec_', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', `${SECRET}=`, sealed(12, 49, 16)].map(
+          (secret): [string, string[], RegExp] => [
+            `an unusable webhook secret ${JSON.stringify(secret.slice(0, 24))}…`,
+            [webhookWith({ secret })],
+            /line 2: a webhook's "secret" must be whsec_ and 32 bytes in base64, or that sealed with WEBHOOK_SECRET_KEY/,
+          ],
+        ),
+        [
+          'a webhook with no events',
+          [webhookWith({ events: [] })],
+          /line 2: a webhook's "events" must name at least one event, each once, among plant\.created/,
+        ],
+        [
+          'a webhook whose id webhook add would not make (webhook remove could not take it)',
+          [webhookWith({ id: 'hook 1' })],
+          /line 2: a webhook's "id" must be ep_ and 16 characters/,
+        ],
+        [
+          'an enabled webhook with a reason to be disabled',
+          [webhookWith({ disabledReason: 'because' })],
+          /line 2: a webhook's "disabledReason" must be null while the endpoint is enabled/,
+        ],
+        [
+          'a disabled webhook without a reason',
+          [webhookWith({ enabled: false })],
+          /line 2: a webhook's "disabledReason" must say why the endpoint was disabled/,
+        ],
+        [
+          'a disabled webhook whose reason holds NUL',
+          [webhookWith({ enabled: false, disabledReason: 'gone\u0000' })],
+          /line 2: a webhook's "disabledReason" must be one line of printable text/,
+        ],
+        [
+          'a header whose writer is not a version (it is shown in messages)',
+          [],
+          /line 1: the header's "plantStore" must be a version such as 0\.2\.0/,
+        ],
+        ['a plant whose name holds NUL', [plantLine(1, 'a\u0000b')], /line 2: name must not contain the NUL character/],
+        [
+          'a plant whose tag is too long',
+          [plantLine(1, 'a', 't'.repeat(65))],
+          /line 2: tag must have at most 64 characters/,
+        ],
+      ];
+      for (const [what, records, message] of cases) {
+        it(what, async () => {
+          const head = what.startsWith('a header') ? header({ plantStore: '\u001b[2J' }) : header();
+          assertRefused(await cli(['restore'], env(target), backupFile([head, ...records])), message);
+          assert.deepEqual(await storeCounts(target), empty);
+        });
+      }
+      it('a plant whose name holds a lone surrogate or a noncharacter, as the API refuses it', async () => {
+        for (const name of ['\\ud800', '\\ufffe', '\\ud83f\\udffe']) {
+          const line = `{"type":"plant","id":1,"name":"a${name}"}`;
+          assertRefused(await cli(['restore'], env(target), backupFile([header(), line])), /line 2: /);
+        }
+        assert.deepEqual(await storeCounts(target), empty);
+      });
+    });
+
+    it('restores a webhook on a private address where WEBHOOK_ALLOW_PRIVATE=true, as webhook add would add it', async () => {
+      const lines = backupLines(backup).slice(0, -1);
+      const i = lines.findIndex((l) => l.startsWith('{"type":"webhook"'));
+      lines[i] = lines[i]!.replace('https://hooks.example/plants', 'http://127.0.0.1:8080/hook');
+      const target = fresh();
+      const r = await cli(['restore'], { ...env(target), WEBHOOK_ALLOW_PRIVATE: 'true' }, backupFile(lines));
+      assert.equal(r.status, 0, r.stderr);
+      await withStore(target, async (store) => {
+        assert.equal((await store.listEndpoints(0))[0]?.endpoint.url, 'http://127.0.0.1:8080/hook');
+      });
     });
   });
 }

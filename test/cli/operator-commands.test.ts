@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cli, type CliResult } from '../support/cli.js';
 import { CLI } from '../support/server.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
@@ -89,6 +90,30 @@ for (const store of stores) {
         }
       });
 
+      // The rules restore holds a backup's tokens to: what token create makes, restore brings back.
+      it('a name restore could not bring back, with one line (control characters, noncharacters)', async () => {
+        const env = fresh();
+        for (const name of ['a\tb', 'a\u001b[2Jb', 'line\u2028break', 'a\ufffe', 'a\u{10ffff}', '🌿'.repeat(201)]) {
+          assertOneLineFailure(await cli(['token', 'create', '--name', name], env), /^plant-store: --name must be /);
+        }
+        assert.deepEqual(await list(env), []);
+      });
+
+      it('a name of 200 characters, counted as code points as plant names are, and it restores', async () => {
+        const env = fresh();
+        const name = '🌿'.repeat(200);
+        assert.equal((await cli(['token', 'create', '--name', ` ${name} `], env)).status, 0);
+        assert.deepEqual(
+          (await list(env)).map((t) => t.name),
+          [name],
+          'trimmed',
+        );
+        const backup = await cli(['backup'], env);
+        assert.equal(backup.status, 0, backup.stderr);
+        const restored = await cli(['restore'], fresh(), backup.stdout);
+        assert.equal(restored.status, 0, restored.stderr);
+      });
+
       it('an empty --scope, alone or among others, with one line (it used to grant every scope)', async () => {
         const env = fresh();
         for (const scopes of [[''], [','], ['plants:read,'], [' '], ['plants:read', '']]) {
@@ -148,6 +173,16 @@ for (const store of stores) {
         const sealed = await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], { ...env, WEBHOOK_SECRET_KEY: key });
         assert.equal(sealed.status, 0, sealed.stderr);
         assert.doesNotMatch(sealed.stderr, /warning/);
+      });
+
+      it('add refuses a URL longer than 2048 characters, with one line, before opening the store', async () => {
+        const env = hookEnv();
+        const url = `http://127.0.0.1:9/${'x'.repeat(2030)}`;
+        assertOneLineFailure(await cli(['webhook', 'add', url], env), /the URL must be at most 2048 characters/);
+        const [file] = env.DATABASE_URL.startsWith('sqlite:') ? [env.DATABASE_URL.slice('sqlite:'.length)] : [];
+        if (file) assert.equal(existsSync(file), false, 'no store was created');
+        const fits = await cli(['webhook', 'add', url.slice(0, 2048)], env);
+        assert.equal(fits.status, 0, fits.stderr);
       });
 
       it('list --json is one JSON array; remove twice says so and exits 0', async () => {

@@ -19,6 +19,8 @@ import { createTestStore, postgresSql, stores, suiteOptions, type TestStore } fr
 /** The schema version before the filters' migration. */
 const BEFORE = 3;
 
+/** No sealed secrets and no endpoints in these backups: the settings restore judges them by. */
+const webhookRules = { webhookAllowPrivate: false, webhookSecretKey: undefined };
 const open = async (databaseUrl: string) => (await openStore({ databaseUrl, databasePoolSize: 2 })).store;
 const found = async (store: Store, query: PlantListQuery) => (await store.listPlants(query, 100)).map((p) => p.id);
 
@@ -134,7 +136,12 @@ for (const kind of stores) {
       const db = fresh();
       const store = await open(db.databaseUrl);
       try {
-        const report = await restoreStore(store, loadDocument(), Readable.from([plantsBackup(kind, 5000)]), undefined);
+        const report = await restoreStore(
+          store,
+          loadDocument(),
+          Readable.from([plantsBackup(kind, 5000)]),
+          webhookRules,
+        );
         assert.equal(report.plants, 5000);
         assert.deepEqual(await found(store, { search: 'fern 4321' }), [4321n]);
         assert.equal((await store.listPlants({ search: 'number', after: 4900n }, 1000)).length, 100);
@@ -154,7 +161,7 @@ for (const kind of stores) {
         // Line 4,900 of 5,000: two batches of plants are in when it is read.
         const bad = { at: 4899, line: JSON.stringify({ type: 'plant', id: 4899, name: 'x'.repeat(300) }) };
         await assert.rejects(
-          restoreStore(store, loadDocument(), Readable.from([plantsBackup(kind, 5000, bad)]), undefined),
+          restoreStore(store, loadDocument(), Readable.from([plantsBackup(kind, 5000, bad)]), webhookRules),
           (err) => err instanceof RestoreRefusedError && /line 4900: name must have at most 256/.test(err.message),
         );
         assert.equal(await store.countPlants(), 0);

@@ -76,6 +76,37 @@ describe('loadConfig', () => {
     assert.equal(loadStoreConfig({ DATABASE_POOL_SIZE: '25' }).databasePoolSize, 25);
   });
 
+  it("refuses PostgreSQL's own schemas and names that are not plain identifiers for ?schema=, in one line", () => {
+    for (const [schema, why] of [
+      ['information_schema', /"information_schema" is PostgreSQL's/],
+      ['pg_catalog', /"pg_catalog" is PostgreSQL's/],
+      ['pg_toast', /"pg_toast" is PostgreSQL's/],
+      ['pg_plants', /"pg_plants" is PostgreSQL's/],
+      ['Plants', /lower-case identifier/],
+      ['1plants', /lower-case identifier/],
+      ['plants;drop', /lower-case identifier/],
+      ['a b', /lower-case identifier/],
+      ['plants,public', /lower-case identifier/],
+      ['"plants"', /lower-case identifier/],
+      ['p'.repeat(64), /lower-case identifier/],
+    ] as const) {
+      const url = `postgres://u@db/plants?schema=${encodeURIComponent(schema)}`;
+      assert.throws(
+        () => loadStoreConfig({ DATABASE_URL: url }),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          err.message.startsWith('DATABASE_URL schema= must ') &&
+          why.test(err.message) &&
+          !err.message.includes('\n'),
+        schema,
+      );
+    }
+    for (const schema of ['plants', '_plants', 'pg', 'pgplants', 'user', 'p'.repeat(63)]) {
+      const url = `postgres://u@db/plants?schema=${schema}`;
+      assert.equal(loadStoreConfig({ DATABASE_URL: url }).databaseUrl, url);
+    }
+  });
+
   it('lets flags win over the environment', () => {
     const c = loadConfig({ PORT: '4000', HOST: '::1' }, { port: '5000' });
     assert.equal(c.port, 5000);

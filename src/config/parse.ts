@@ -38,8 +38,28 @@ export function oneOf<const T extends string>(values: readonly T[]): Parse<T> {
 
 export const text: Parse<string> = (v) => v;
 
-/** A PostgreSQL schema name for `?schema=`: a plain lower-case identifier, so it never needs quoting. */
+/** A PostgreSQL schema name for `?schema=`: a plain lower-case identifier, nothing to escape anywhere. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Whether PostgreSQL keeps the schema `name` for itself: its catalogue (`pg_catalog`,
+ * `information_schema`) and every `pg_` name (`pg_toast`, `pg_temp_3`; `CREATE SCHEMA` refuses
+ * them). The store's tables never go there.
+ */
+export function isSystemSchema(name: string): boolean {
+  return name === 'information_schema' || name.startsWith('pg_');
+}
+
+/** Why `name` cannot be the schema of `?schema=`, or undefined. */
+export function schemaNameProblem(name: string): string | undefined {
+  if (!SCHEMA_NAME.test(name)) {
+    return 'schema= must be a lower-case identifier (a-z, 0-9, _, not starting with a digit; at most 63 characters)';
+  }
+  if (isSystemSchema(name)) {
+    return `schema= must name a schema of your own: "${name}" is PostgreSQL's (information_schema and pg_ names)`;
+  }
+  return undefined;
+}
 
 /** The URL as it may appear in an error line: never with its password, even one holding / or @. */
 const redactPassword = (url: string) => url.replace(/\/\/.*@/, '//***@');
@@ -55,10 +75,7 @@ function databaseUrlProblem(url: string): string | undefined {
     return 'is not a valid postgres:// URL';
   }
   const schema = parsed.searchParams.get('schema');
-  if (schema !== null && !SCHEMA_NAME.test(schema)) {
-    return 'schema= must be a lower-case identifier (a-z, 0-9, _; at most 63 characters)';
-  }
-  return undefined;
+  return schema === null ? undefined : schemaNameProblem(schema);
 }
 
 export const databaseUrl: Parse<string> = (url, name) => {

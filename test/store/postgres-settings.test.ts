@@ -15,6 +15,15 @@ describe('postgres connection settings', () => {
     assert.ok(Number(s.pool.connectionTimeoutMillis) > 0);
   });
 
+  it('refuses, where the name goes into the start-up options, a ?schema= the settings refuse', () => {
+    for (const schema of ['information_schema', 'pg_catalog', 'a%20-c%20x%3Dy', 'x%2Cpublic']) {
+      assert.throws(
+        () => postgresSettings(`postgres://db/plants?schema=${schema}`, 1),
+        /^ConfigError: DATABASE_URL schema= must/,
+      );
+    }
+  });
+
   it('leaves the server search_path alone without ?schema=', () => {
     const s = postgresSettings('postgresql://db/plants?sslmode=require', 10);
     assert.equal(s.schema, undefined);

@@ -1,4 +1,5 @@
 import type { PoolConfig } from 'pg';
+import { ConfigError, schemaNameProblem } from '../../config/parse.js';
 
 /** Time to open a connection, or to wait for a free one in a busy pool, before answering 503. */
 export const CONNECT_TIMEOUT_MS = 2_000;
@@ -20,6 +21,9 @@ export interface PostgresSettings {
 export function postgresSettings(databaseUrl: string, poolSize: number): PostgresSettings {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema') ?? undefined;
+  // Checked by the settings already; again here, where the name goes into the start-up options.
+  const problem = schema === undefined ? undefined : schemaNameProblem(schema);
+  if (problem !== undefined) throw new ConfigError(`DATABASE_URL ${problem}`);
   const options = [url.searchParams.get('options'), schema && `-c search_path=${schema}`].filter(Boolean).join(' ');
   url.searchParams.delete('schema');
   url.searchParams.delete('options');

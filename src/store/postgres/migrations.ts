@@ -1,4 +1,5 @@
-import type { PoolClient, QueryConfig } from 'pg';
+import { escapeIdentifier, type PoolClient, type QueryConfig } from 'pg';
+import { isSystemSchema } from '../../config/parse.js';
 import { newerSchema } from '../schema-version.js';
 
 /**
@@ -189,16 +190,27 @@ export async function runMigrations(client: PoolClient, schema: string | undefin
   await query('BEGIN');
   try {
     await query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`);
-    const encoding = (await query('SHOW server_encoding')).rows[0] as { server_encoding: string };
-    if (encoding.server_encoding !== 'UTF8') {
-      throw new Error(`the PostgreSQL database must use UTF8 encoding (it uses ${encoding.server_encoding})`);
+    const server = (
+      await query(`SELECT current_setting('server_encoding') AS server_encoding, current_schema() AS current`)
+    ).rows[0] as { server_encoding: string; current: string | null };
+    if (server.server_encoding !== 'UTF8') {
+      throw new Error(`the PostgreSQL database must use UTF8 encoding (it uses ${server.server_encoding})`);
+    }
+    // Without ?schema=, the tables go where the server's search_path says (a role's setting, an
+    // options= in the URL): never into PostgreSQL's own catalogue. (?schema= was checked already.)
+    if (schema === undefined && server.current !== null && isSystemSchema(server.current)) {
+      throw new Error(
+        `the store's tables would go into "${server.current}", PostgreSQL's own schema, the first of the ` +
+          'search_path: name a schema of your own with ?schema= in DATABASE_URL',
+      );
     }
     await query(
       `SELECT pg_advisory_xact_lock(hashtext('plant-store migrations ' || coalesce($1::text, current_schema()::text, '')))`,
       [schema ?? null],
     );
-    // The name was checked against [a-z_][a-z0-9_]* by the configuration, so it needs no quoting.
-    if (schema !== undefined) await query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    // A plain identifier (the settings checked it), quoted all the same: `user` or `select` is a
+    // name PostgreSQL takes only quoted here.
+    if (schema !== undefined) await query(`CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(schema)}`);
     await query(`CREATE TABLE IF NOT EXISTS schema_migrations (
        version    integer PRIMARY KEY,
        applied_at timestamptz NOT NULL DEFAULT now()

@@ -682,7 +682,6 @@ export interface components {
          *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
          *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
          *     value is 400.
-         * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
          */
         IfMatch: string;
         /**
@@ -691,7 +690,6 @@ export interface components {
          *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
          *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
          *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-         * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
          */
         IfNoneMatch: string;
         /**
@@ -819,7 +817,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -828,7 +825,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -873,7 +869,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -882,7 +877,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -934,7 +928,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -943,7 +936,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -995,7 +987,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1004,7 +995,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1062,7 +1052,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1071,7 +1060,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1119,7 +1107,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1128,7 +1115,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1186,7 +1172,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1195,7 +1180,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1233,7 +1217,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1242,7 +1225,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1280,7 +1262,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1289,7 +1270,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1334,7 +1314,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1343,7 +1322,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1383,7 +1361,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1392,7 +1369,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1442,7 +1418,6 @@ export interface operations {
                  *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
                  *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
                  *     value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
@@ -1451,7 +1426,6 @@ export interface operations {
                  *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
                  *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
                  *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
-                 * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };

@@ -1,18 +1,36 @@
+/** What the items of a batch are given: the time left to the earliest of their deadlines. */
+export type RunBatch<I, O> = (items: I[], timeoutMs: number) => Promise<PromiseSettledResult<O>[]>;
+
+interface Entry<I, O> {
+  item: I;
+  /** When its caller stops waiting: the operation's budget from when it was submitted. */
+  deadline: number;
+  settle: (outcome: { value: O } | { error: unknown }) => void;
+}
+
 /**
  * Gathers concurrent calls into batches: while `maxInFlight` batches are under way, new items
  * wait, and each batch that ends starts the next with everything that waited. Otherwise a batch
  * starts at the end of the turn of the event loop its first item came in, with the items that
  * came in the same turn (the requests read together): a lone item waits for no other.
  * `runBatch` answers one settled result per item, in order.
+ *
+ * Every item has a budget, counted from its submission, that its waiting in the queue uses up
+ * too: a batch is given the time left to its earliest deadline (and is answered `late()` past it,
+ * whatever it is still doing), and an item still queued at its deadline is answered `late()`
+ * without being run. Without that, writes that queued behind a batch held up by a lock waited for
+ * it to time out, then as long again for their own.
  */
 export class Batcher<I, O> {
-  private queue: { item: I; resolve: (o: O) => void; reject: (err: unknown) => void }[] = [];
+  private queue: Entry<I, O>[] = [];
   private inFlight = 0;
   private scheduled = false;
+  private sweep: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly runBatch: (items: I[]) => Promise<PromiseSettledResult<O>[]>,
+    private readonly runBatch: RunBatch<I, O>,
     private readonly maxInFlight: number,
+    private readonly budget: { ms: number; late: () => Error },
     private readonly maxBatch = 500,
   ) {}
 
@@ -23,8 +41,16 @@ export class Batcher<I, O> {
 
   submit(item: I): Promise<O> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      let settled = false;
+      const settle = (outcome: { value: O } | { error: unknown }) => {
+        if (settled) return;
+        settled = true;
+        if ('value' in outcome) resolve(outcome.value);
+        else reject(outcome.error);
+      };
+      this.queue.push({ item, deadline: Date.now() + this.budget.ms, settle });
       this.schedule();
+      this.sweepAtDeadline();
     });
   }
 
@@ -41,23 +67,55 @@ export class Batcher<I, O> {
     });
   }
 
-  private next(): void {
-    while (this.inFlight < this.maxInFlight && this.queue.length > 0) this.start(this.queue.splice(0, this.maxBatch));
+  /** Items queued behind busy batches are answered at their deadline, not when a batch frees up. */
+  private sweepAtDeadline(): void {
+    if (this.sweep || this.inFlight < this.maxInFlight || this.queue.length === 0) return;
+    this.sweep = setTimeout(
+      () => {
+        this.sweep = undefined;
+        const now = Date.now();
+        // Deadlines grow along the queue: the expired ones are at its head.
+        while (this.queue.length > 0 && this.queue[0]!.deadline <= now) {
+          this.queue.shift()!.settle({ error: this.budget.late() });
+        }
+        this.sweepAtDeadline();
+      },
+      Math.max(0, this.queue[0]!.deadline - Date.now()),
+    );
   }
 
-  private start(batch: { item: I; resolve: (o: O) => void; reject: (err: unknown) => void }[]): void {
+  private next(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) this.start(this.queue.splice(0, this.maxBatch));
+    if (this.queue.length === 0 && this.sweep) {
+      clearTimeout(this.sweep);
+      this.sweep = undefined;
+    }
+  }
+
+  private start(batch: Entry<I, O>[]): void {
+    const now = Date.now();
+    const live = batch.filter((e) => e.deadline > now);
+    for (const e of batch) if (e.deadline <= now) e.settle({ error: this.budget.late() });
+    if (live.length === 0) return;
+    const timeoutMs = Math.min(...live.map((e) => e.deadline)) - now;
+    const late = setTimeout(() => live.forEach((e) => e.settle({ error: this.budget.late() })), timeoutMs);
     this.inFlight++;
-    this.runBatch(batch.map((b) => b.item))
+    this.runBatch(
+      live.map((e) => e.item),
+      timeoutMs,
+    )
       .then(
         (results) =>
           results.forEach((r, i) =>
-            r.status === 'fulfilled' ? batch[i]!.resolve(r.value) : batch[i]!.reject(r.reason),
+            live[i]!.settle(r.status === 'fulfilled' ? { value: r.value } : { error: r.reason }),
           ),
-        (err: unknown) => batch.forEach((b) => b.reject(err)),
+        (error: unknown) => live.forEach((e) => e.settle({ error })),
       )
       .finally(() => {
+        clearTimeout(late);
         this.inFlight--;
         this.next();
+        this.sweepAtDeadline();
       });
   }
 }

@@ -6,6 +6,12 @@ export const CONNECT_TIMEOUT_MS = 2_000;
 /** The server cancels a statement after this; the client gives up a little later, for a dead link. */
 export const STATEMENT_TIMEOUT_MS = 4_000;
 export const QUERY_TIMEOUT_MS = 5_000;
+/**
+ * What a request's store operation may take, end to end, waiting for a batch or a connection
+ * included, before it is answered 503: README promises an answer within 5 s when the database
+ * stops answering, and the HTTP side needs a little of that.
+ */
+export const OPERATION_BUDGET_MS = 4_500;
 
 export interface PostgresSettings {
   pool: PoolConfig;

@@ -16,7 +16,7 @@ import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
 import { postgresRestore, postgresSnapshot } from './backup.js';
 import { Batcher } from './batcher.js';
-import { postgresSettings } from './connection.js';
+import { OPERATION_BUDGET_MS, postgresSettings } from './connection.js';
 import { isUnavailable, storeError } from './errors.js';
 import { MIGRATION_TIMEOUT_MS, runMigrations } from './migrations.js';
 import { listFiltered } from './plant-filters.js';
@@ -41,6 +41,11 @@ const WRITE_CONNECTIONS = 1;
  */
 const READ_CONNECTIONS = 2;
 
+/** Milliseconds to `deadline`, at least 1 (0 would turn PostgreSQL's statement time-out off). */
+function remaining(deadline: number): number {
+  return Math.max(1, Math.ceil(deadline - Date.now()));
+}
+
 /** A deadlock or a serialization failure: the transaction may simply be run again. */
 function conflicted(err: unknown): boolean {
   const code = ((err instanceof StoreUnavailableError ? err.cause : err) as { code?: unknown } | undefined)?.code;
@@ -51,12 +56,25 @@ interface Queryable {
   query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
 }
 
-function runOn(q: Queryable): Run {
+/** Past its budget an operation is answered 503, whatever its statement is still doing. */
+const late = () => new StoreUnavailableError(new Error(`no answer from the database in ${OPERATION_BUDGET_MS} ms`));
+
+/**
+ * Statements on `q`; with `budgetMs`, each is answered `late()` once its budget is spent (a wait
+ * for a pooled connection included), while the server cancels it at its statement time-out.
+ */
+function runOn(q: Queryable, budgetMs?: number): Run {
   return async <R extends QueryResultRow>(query: QueryConfig) => {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return (await q.query<R>(query)).rows;
+      const rows = q.query<R>(query).then((r) => r.rows);
+      if (budgetMs === undefined) return await rows;
+      const overdue = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(late()), budgetMs)));
+      return await Promise.race([rows, overdue]);
     } catch (err) {
       throw storeError(err);
+    } finally {
+      clearTimeout(timer);
     }
   };
 }
@@ -78,10 +96,15 @@ export class PostgresStore implements Store {
     const settings = postgresSettings(databaseUrl, poolSize);
     this.schema = settings.schema;
     this.pool = new Pool(settings.pool);
-    this.run = runOn(this.pool);
+    this.run = runOn(this.pool, OPERATION_BUDGET_MS);
     this.webhooks = new PostgresWebhooks(this.run, (work) => this.transaction(work));
-    this.writes = new Batcher((batch) => this.writeBatch(batch), Math.min(WRITE_CONNECTIONS, poolSize));
-    this.reads = new Batcher((ids) => this.readBatch(ids), Math.min(READ_CONNECTIONS, poolSize));
+    const budget = { ms: OPERATION_BUDGET_MS, late };
+    this.writes = new Batcher(
+      (batch, timeoutMs) => this.writeBatch(batch, Date.now() + timeoutMs),
+      Math.min(WRITE_CONNECTIONS, poolSize),
+      budget,
+    );
+    this.reads = new Batcher((ids) => this.readBatch(ids), Math.min(READ_CONNECTIONS, poolSize), budget);
     // An idle connection that breaks (database restart, network cut) is dropped by the pool;
     // without a listener the 'error' event would end the process.
     this.pool.on('error', () => undefined);
@@ -124,12 +147,15 @@ export class PostgresStore implements Store {
    * interleaved pairs, and with the insert sent with the lock and the rest with the COMMIT,
    * faster in six of seven more (docs/performance.md).
    */
-  private batchTransaction<T>(work: (statements: Statements) => Promise<T>): Promise<T> {
+  private batchTransaction<T>(work: (statements: Statements) => Promise<T>, deadline?: number): Promise<T> {
     return this.withClient(async (client) => {
+      // A batch with a deadline has the server cancel it there (a lock it waits for included);
+      // SET LOCAL lasts for this transaction only, so nothing stays in the session.
+      const timeout = deadline === undefined ? [] : [`SET LOCAL statement_timeout = ${remaining(deadline)}`];
       let open = false;
       const held: QueryConfig[] = [];
       const send = async (queries: QueryConfig[]): Promise<QueryResultRow[][]> => {
-        const texts = [...(open ? [] : ['BEGIN']), ...held.splice(0).map(inline), ...queries.map(inline)];
+        const texts = [...(open ? [] : ['BEGIN', ...timeout]), ...held.splice(0).map(inline), ...queries.map(inline)];
         open = true;
         const results = (await client.query(texts.join(';\n'))) as unknown as QueryResult | QueryResult[];
         return (Array.isArray(results) ? results : [results]).slice(texts.length - queries.length).map((r) => r.rows);
@@ -153,8 +179,11 @@ export class PostgresStore implements Store {
   }
 
   /** One transaction of plant writes, counted once committed. */
-  private async commitWrites(writes: PlantWrite[]): Promise<WriteOutcome[]> {
-    const outcomes = await this.batchTransaction((statements) => applyWrites(writes, postgresPlantTx(statements)));
+  private async commitWrites(writes: PlantWrite[], deadline?: number): Promise<WriteOutcome[]> {
+    const outcomes = await this.batchTransaction(
+      (statements) => applyWrites(writes, postgresPlantTx(statements)),
+      deadline,
+    );
     this.committed.commits++;
     this.committed.writes += writes.length;
     return outcomes;
@@ -166,18 +195,21 @@ export class PostgresStore implements Store {
    * the other (so writes of one id keep their order), down to the write that cannot be made: it
    * fails alone, after a few transactions rather than one per write.
    */
-  private async writeBatch(batch: PlantWrite[]): Promise<PromiseSettledResult<WriteOutcome>[]> {
+  private async writeBatch(batch: PlantWrite[], deadline: number): Promise<PromiseSettledResult<WriteOutcome>[]> {
     try {
-      const outcomes = await this.commitWrites(batch).catch((err: unknown) =>
+      const outcomes = await this.commitWrites(batch, deadline).catch((err: unknown) =>
         // Another instance's batch locked the same plants in another order: once more.
-        conflicted(err) ? this.commitWrites(batch) : Promise.reject(err),
+        conflicted(err) ? this.commitWrites(batch, deadline) : Promise.reject(err),
       );
       return outcomes.map((value) => ({ status: 'fulfilled', value }));
     } catch (err) {
       if (err instanceof StoreUnavailableError || isUnavailable(err)) throw err;
       if (batch.length === 1) return [{ status: 'rejected', reason: err }];
       const half = Math.ceil(batch.length / 2);
-      return [...(await this.writeBatch(batch.slice(0, half))), ...(await this.writeBatch(batch.slice(half)))];
+      return [
+        ...(await this.writeBatch(batch.slice(0, half), deadline)),
+        ...(await this.writeBatch(batch.slice(half), deadline)),
+      ];
     }
   }
 

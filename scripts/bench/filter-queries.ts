@@ -16,6 +16,7 @@ import { sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import type { Store } from '../../src/store/store.js';
 import { fmt, median, table } from './report.js';
 import { FILTERED, seededId, seededPlant } from './seed.js';
+import { searchWords } from '../../src/domain/search-words.js';
 
 const BIG = Number(process.env.BENCH_BIG_STORE ?? 1_000_000);
 const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -62,10 +63,10 @@ const cases: Record<string, (size: number) => PlantListQuery> = {
   'tag=common': () => ({ tags: [FILTERED.commonTag] }),
   'tag=rare': () => ({ tags: [FILTERED.rareTag] }),
   'tag=common&tag=rare&after=': (size) => ({ tags: [FILTERED.commonTag, FILTERED.rareTag], after: randomAfter(size) }),
-  'q=common': () => ({ search: FILTERED.commonWord }),
-  'q=rare': () => ({ search: FILTERED.rareWord }),
-  'q=common&after=': (size) => ({ search: FILTERED.commonWord, after: randomAfter(size) }),
-  'q=plant+rare': () => ({ search: `Plant ${FILTERED.rareWord}` }),
+  'q=common': () => ({ search: searchWords(FILTERED.commonWord) }),
+  'q=rare': () => ({ search: searchWords(FILTERED.rareWord) }),
+  'q=common&after=': (size) => ({ search: searchWords(FILTERED.commonWord), after: randomAfter(size) }),
+  'q=plant+rare': () => ({ search: searchWords(`Plant ${FILTERED.rareWord}`) }),
 };
 const randomAfter = (size: number) => seededId(Math.floor(Math.random() * size));
 

@@ -8,21 +8,8 @@ export interface PlantListQuery {
   /** Only plants whose tag is exactly one of these (at least one when given). */
   tags?: readonly string[];
   /**
-   * Only plants whose name holds every word of this text, whole words, ignoring case and the
-   * accents of Latin letters: `searchWords`' output, words separated by one space. Each store
-   * folds them as its text search folds names.
+   * Only plants whose name holds every one of these words: `searchWords` of the search text (at
+   * least one), looked up as they are among the words `searchWords` gave for each name.
    */
-  search?: string;
-}
-
-/** A word: a letter or digit, then letters, digits and the marks that accent them. */
-const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
-
-/**
- * The words of a search text, one space between them: anything but letters and digits separates
- * words, so `monstera-deliciosa` and `monstera, deliciosa` ask for the same two words on either
- * store, whichever way its text search would split punctuation. Empty when it holds none.
- */
-export function searchWords(text: string): string {
-  return (text.match(WORD) ?? []).join(' ');
+  search?: readonly string[];
 }

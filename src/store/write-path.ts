@@ -27,7 +27,8 @@ export interface PlantTx {
   insert(plants: PlantRecord[]): Promise<Set<bigint>>;
   /** Replaces these plants, each stored now as its `before`. */
   update(updates: { plant: PlantRecord; before: PlantRecord }[]): Promise<void>;
-  delete(ids: bigint[]): Promise<void>;
+  /** Deletes these plants, each stored now as given (its name says which words go with it). */
+  delete(plants: PlantRecord[]): Promise<void>;
   /** Writes the outbox rows of these events (for the subscribers that want them). */
   emit(events: NewEvent[]): Promise<void>;
 }
@@ -74,7 +75,7 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
       const done = decided.filter((d) => !lost.has(d.i));
       const changes = done.flatMap((d) => (d.change ? [d.change] : []));
       const updates = changes.flatMap((c) => (c.kind === 'update' ? [c] : []));
-      const deletes = changes.flatMap((c) => (c.kind === 'delete' ? [c.plant.id] : []));
+      const deletes = changes.flatMap((c) => (c.kind === 'delete' ? [c.plant] : []));
       if (updates.length) await tx.update(updates);
       if (deletes.length) await tx.delete(deletes);
       const announced = changes.filter((c) => current.subscribed.has(eventOf(c)));

@@ -1,8 +1,8 @@
 import { InvalidInputError, plantNotFound, plantPreconditionFailed } from '../domain/errors.js';
 import type { PlantRecord } from '../domain/plant.js';
-import { searchWords } from '../domain/plant-query.js';
 import { etagOf } from '../domain/plant-write.js';
 import { failedPrecondition, type Preconditions } from '../domain/preconditions.js';
+import { searchWords } from '../domain/search-words.js';
 import type { Store } from '../store/store.js';
 
 export interface PlantPage {
@@ -24,7 +24,8 @@ export interface PlantListInput {
 /** One page of plants by id, filtered. One extra row is read to know whether another page follows. */
 export async function listPlants(store: Store, query: PlantListInput): Promise<PlantPage> {
   const search = query.q === undefined ? undefined : searchWords(query.q);
-  if (search === '') throw new InvalidInputError('q must hold at least one letter or digit: words are made of them');
+  if (search?.length === 0)
+    throw new InvalidInputError('q must hold at least one letter or digit: words are made of them');
   const rows = await store.listPlants({ after: query.after, tags: query.tag, search }, query.limit + 1);
   const plants = rows.slice(0, query.limit);
   return { plants, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };

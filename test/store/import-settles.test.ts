@@ -18,6 +18,7 @@ import {
   type StoreKind,
   type TestStore,
 } from '../support/stores.js';
+import { searchWords } from '../../src/domain/search-words.js';
 
 /** NDJSON lines of `count` plants from id `from`: five of the import's batches of 1,000 for 4,500. */
 const lines = (count: number, from = 1) =>
@@ -67,12 +68,12 @@ for (const kind of stores) {
       if (kind === 'sqlite')
         assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after an import');
       else assert.ok((await analyzed()) > analyzedBefore, 'plant_words was not analyzed after the import');
-      const found = await s.store.listPlants({ search: 'fern 4321' }, 10);
+      const found = await s.store.listPlants({ search: searchWords('fern 4321') }, 10);
       assert.deepEqual(
         found.map((p) => p.id),
         [4321n],
       );
-      assert.equal((await s.store.listPlants({ search: 'fern', after: 4_490n }, 100)).length, 10);
+      assert.equal((await s.store.listPlants({ search: searchWords('fern'), after: 4_490n }, 100)).length, 10);
     });
 
     it('not when it created nothing: a second import of the same lines skips them all', async () => {
@@ -112,7 +113,7 @@ describe('a restore merges the search index it rebuilt [sqlite]', suiteOptions('
     });
     assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after a restore');
     assert.deepEqual(
-      (await s.store.listPlants({ search: 'palm 54321' }, 10)).map((p) => p.id),
+      (await s.store.listPlants({ search: searchWords('palm 54321') }, 10)).map((p) => p.id),
       [54321n],
     );
   });

@@ -4,6 +4,7 @@
 // to a store that already holds plants (the words of those plants are filled in).
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
+import { isDeepStrictEqual } from 'node:util';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { PlantListQuery } from '../../src/domain/plant-query.js';
@@ -14,10 +15,14 @@ import { sqliteMigrations } from '../../src/store/sqlite/migrations.js';
 import type { Store } from '../../src/store/store.js';
 import { RestoreRefusedError, restoreStore } from '../../src/use-cases/restore.js';
 import { backupFile, header } from '../support/backup-file.js';
+import { found as expected, NAMES, searches } from '../support/search-corpus.js';
 import { createTestStore, postgresSql, stores, suiteOptions, type TestStore } from '../support/stores.js';
+import { searchWords } from '../../src/domain/search-words.js';
 
 /** The schema version before the filters' migration. */
 const BEFORE = 3;
+/** The schema version that brought the search's one rule (searchWords) to the stores. */
+const RULE = 7;
 
 /** No sealed secrets and no endpoints in these backups: the settings restore judges them by. */
 const webhookRules = { webhookAllowPrivate: false, webhookSecretKey: undefined };
@@ -78,22 +83,22 @@ for (const kind of stores) {
       try {
         await store.writePlant({ kind: 'create', plant: { id: 1n, name: 'Monstera deliciosa', tag: 'big' } });
         await store.writePlant({ kind: 'create', plant: { id: 2n, name: 'Lemon tree' } });
-        assert.deepEqual(await found(store, { search: 'monstera' }), [1n]);
+        assert.deepEqual(await found(store, { search: searchWords('monstera') }), [1n]);
         await store.writePlant({ kind: 'replace', plant: { id: 1n, name: 'Rubber fig', tag: 'big' } });
-        assert.deepEqual(await found(store, { search: 'monstera' }), []);
-        assert.deepEqual(await found(store, { search: 'fig', tags: ['big'] }), [1n]);
+        assert.deepEqual(await found(store, { search: searchWords('monstera') }), []);
+        assert.deepEqual(await found(store, { search: searchWords('fig'), tags: ['big'] }), [1n]);
         await store.writePlant({ kind: 'patch', id: 2n, patch: { tag: 'small' } });
-        assert.deepEqual(await found(store, { search: 'lemon', tags: ['small'] }), [2n]);
+        assert.deepEqual(await found(store, { search: searchWords('lemon'), tags: ['small'] }), [2n]);
         await store.writePlant({ kind: 'patch', id: 2n, patch: { name: 'Lime tree' } });
-        assert.deepEqual(await found(store, { search: 'lemon' }), []);
-        assert.deepEqual(await found(store, { search: 'tree' }), [2n]);
+        assert.deepEqual(await found(store, { search: searchWords('lemon') }), []);
+        assert.deepEqual(await found(store, { search: searchWords('tree') }), [2n]);
         await store.writePlant({ kind: 'delete', id: 1n });
-        assert.deepEqual(await found(store, { search: 'fig' }), []);
+        assert.deepEqual(await found(store, { search: searchWords('fig') }), []);
         assert.deepEqual(await found(store, { tags: ['big'] }), []);
         await store.writePlant({ kind: 'create', plant: { id: 1n, name: 'Fig again' } });
-        assert.deepEqual(await found(store, { search: 'fig' }), [1n]);
+        assert.deepEqual(await found(store, { search: searchWords('fig') }), [1n]);
         // The words of the deleted plant went with it: the new plant of its id has none of them.
-        assert.deepEqual(await found(store, { search: 'rubber' }), []);
+        assert.deepEqual(await found(store, { search: searchWords('rubber') }), []);
         // A batch of writes in one transaction (import): each write sees the one before.
         await store.writePlants([
           { kind: 'create', plant: { id: 3n, name: 'Café one' } },
@@ -101,8 +106,8 @@ for (const kind of stores) {
           { kind: 'create', plant: { id: 4n, name: 'Café four' } },
           { kind: 'delete', id: 4n },
         ]);
-        assert.deepEqual(await found(store, { search: 'cafe' }), [3n]);
-        assert.deepEqual(await found(store, { search: 'cafe one' }), []);
+        assert.deepEqual(await found(store, { search: searchWords('cafe') }), [3n]);
+        assert.deepEqual(await found(store, { search: searchWords('cafe one') }), []);
       } finally {
         await store.close();
       }
@@ -119,14 +124,14 @@ for (const kind of stores) {
             { id: 4n, name: 'Weeping fig' },
           ]),
         );
-        assert.deepEqual(await found(store, { search: 'FIG' }), [-9n, 4n]);
-        assert.deepEqual(await found(store, { search: 'fig', tags: ['tree'] }), [-9n]);
+        assert.deepEqual(await found(store, { search: searchWords('FIG') }), [-9n, 4n]);
+        assert.deepEqual(await found(store, { search: searchWords('fig'), tags: ['tree'] }), [-9n]);
         assert.deepEqual(await found(store, { tags: ['tree'] }), [-9n]);
         // The filters are kept up as the migration made them: the writes after the restore are found.
         assert.deepEqual(await upkeep(db), migrated);
         await store.writePlant({ kind: 'patch', id: 4n, patch: { name: 'Weeping willow', tag: 'tree' } });
-        assert.deepEqual(await found(store, { search: 'fig' }), [-9n]);
-        assert.deepEqual(await found(store, { search: 'willow', tags: ['tree'] }), [4n]);
+        assert.deepEqual(await found(store, { search: searchWords('fig') }), [-9n]);
+        assert.deepEqual(await found(store, { search: searchWords('willow'), tags: ['tree'] }), [4n]);
       } finally {
         await store.close();
       }
@@ -143,10 +148,10 @@ for (const kind of stores) {
           webhookRules,
         );
         assert.equal(report.plants, 5000);
-        assert.deepEqual(await found(store, { search: 'fern 4321' }), [4321n]);
-        assert.equal((await store.listPlants({ search: 'number', after: 4900n }, 1000)).length, 100);
-        assert.deepEqual(await found(store, { search: '4999', tags: ['t1'] }), [4999n]);
-        assert.deepEqual(await found(store, { search: '4999', tags: ['t0'] }), []);
+        assert.deepEqual(await found(store, { search: searchWords('fern 4321') }), [4321n]);
+        assert.equal((await store.listPlants({ search: searchWords('number'), after: 4900n }, 1000)).length, 100);
+        assert.deepEqual(await found(store, { search: searchWords('4999'), tags: ['t1'] }), [4999n]);
+        assert.deepEqual(await found(store, { search: searchWords('4999'), tags: ['t0'] }), []);
         assert.equal((await store.listPlants({ tags: ['t1'] }, 5000)).length, 1667);
       } finally {
         await store.close();
@@ -167,7 +172,7 @@ for (const kind of stores) {
         assert.equal(await store.countPlants(), 0);
         assert.deepEqual(await upkeep(db), migrated);
         await store.writePlant({ kind: 'create', plant: { id: 7n, name: 'Fern after', tag: 't1' } });
-        assert.deepEqual(await found(store, { search: 'fern' }), [7n]);
+        assert.deepEqual(await found(store, { search: searchWords('fern') }), [7n]);
         assert.deepEqual(await found(store, { tags: ['t1'] }), [7n]);
       } finally {
         await store.close();
@@ -195,12 +200,62 @@ for (const kind of stores) {
       const { store, migrated } = await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 });
       try {
         assert.equal(migrated, (kind === 'sqlite' ? sqliteMigrations : postgresMigrations).length - BEFORE);
-        assert.deepEqual(await found(store, { search: 'monstera' }), [-(2n ** 63n), 5n]);
-        assert.deepEqual(await found(store, { search: 'cafe' }), [5n]);
+        assert.deepEqual(await found(store, { search: searchWords('monstera') }), [-(2n ** 63n), 5n]);
+        assert.deepEqual(await found(store, { search: searchWords('cafe') }), [5n]);
         assert.deepEqual(await found(store, { tags: ['tropical'] }), [-(2n ** 63n), 6n]);
-        // And the words follow the writes that come after it (PostgreSQL's triggers, SQLite's write path).
+        // And the words follow the writes that come after it (the write path's statements).
         await store.writePlant({ kind: 'delete', id: 5n });
-        assert.deepEqual(await found(store, { search: 'monstera' }), [-(2n ** 63n)]);
+        assert.deepEqual(await found(store, { search: searchWords('monstera') }), [-(2n ** 63n)]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it(`after the migration of a store of version ${RULE - 1} whose names each store split its own way`, async () => {
+      const db = fresh();
+      const corpus = new Map(NAMES.map((name, i) => [i + 1, name]));
+      const values = [...corpus].map(([id, name]) => `(${id}, '${name.replaceAll("'", "''")}')`).join(', ');
+      let before: unknown;
+      if (kind === 'sqlite') {
+        const file = new Database(db.databaseUrl.slice('sqlite:'.length));
+        for (const sql of sqliteMigrations.slice(0, RULE - 1)) file.exec(sql);
+        file.pragma(`user_version = ${RULE - 1}`);
+        // As that version's write path left them: each name in plants_fts, as FTS5 split it.
+        file.exec(
+          `INSERT INTO plants (id, name) VALUES ${values}; INSERT INTO plants_fts (plants_fts) VALUES ('rebuild')`,
+        );
+        before = file.prepare(`SELECT rowid FROM plants_fts WHERE plants_fts MATCH '"ह"'`).pluck().all();
+        file.close();
+      } else {
+        const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
+        await postgresSql(`CREATE SCHEMA ${schema}; SET search_path = ${schema};
+          ${postgresMigrations.slice(0, RULE - 1).join(';\n')};
+          CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+          INSERT INTO schema_migrations (version) SELECT generate_series(1, ${RULE - 1});
+          INSERT INTO plants (id, name) VALUES ${values}`);
+        before = (await postgresSql(`SELECT id FROM ${schema}.plant_words WHERE word = 'x' ORDER BY id`)).rows;
+      }
+      // The old indexes split these names otherwise: "ह" was a word of "हिन्दी" in FTS5, "x" one of "x²" in PostgreSQL.
+      assert.deepEqual(before, kind === 'sqlite' ? [3] : [{ id: '1' }]);
+      const { store, migrated } = await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 });
+      try {
+        assert.equal(migrated, 1);
+        const wrong: string[] = [];
+        for (const q of searches) {
+          const want = expected(corpus, q);
+          if (want === 400) continue;
+          const got = (await found(store, { search: searchWords(q) })).map(Number);
+          if (!isDeepStrictEqual(got, want)) wrong.push(`${q}: ${got.join()} instead of ${want.join()}`);
+        }
+        assert.deepEqual(wrong, []);
+        // The words written by the migration are the ones the write path takes out again.
+        await store.writePlants([
+          { kind: 'replace', plant: { id: 1n, name: 'y plant' } },
+          { kind: 'delete', id: 2n },
+        ]);
+        assert.deepEqual(await found(store, { search: searchWords('x2') }), []);
+        assert.deepEqual(await found(store, { search: searchWords('αλφα') }), []);
+        assert.deepEqual(await found(store, { search: searchWords('y plant') }), [1n]);
       } finally {
         await store.close();
       }
@@ -235,8 +290,8 @@ describe('a new name touches only the words that changed [postgres]', suiteOptio
       const now = await entries();
       assert.deepEqual(Object.keys(now), ['1 deliciosa', '1 monstera', '1 variegata', '2 elastica', '2 ficus']);
       for (const kept of ['1 deliciosa', '1 monstera', '2 ficus']) assert.equal(now[kept], before[kept], kept);
-      assert.deepEqual(await found(store, { search: 'lyrata' }), []);
-      assert.deepEqual(await found(store, { search: 'monstera variegata' }), [1n]);
+      assert.deepEqual(await found(store, { search: searchWords('lyrata') }), []);
+      assert.deepEqual(await found(store, { search: searchWords('monstera variegata') }), [1n]);
     } finally {
       await store.close();
     }

@@ -2,7 +2,6 @@ import type { PoolClient, QueryConfig, QueryResultRow } from 'pg';
 import type { EventType } from '../../domain/webhook.js';
 import type { RestoreTarget, StoreSnapshot } from '../store.js';
 import { storeError } from './errors.js';
-import { postgresFilterUpkeep } from './migrations.js';
 import { postgresPlantTx } from './plant-tx.js';
 import { oneByOne, plantFromRow, tokenFromRow, type PlantRow, type Run, type TokenRow } from './rows.js';
 
@@ -124,12 +123,9 @@ export async function postgresSnapshot(client: PoolClient, release: (broken: boo
 /**
  * Runs a restore in one transaction on `client`. The three tables are locked against writes
  * (SHARE ROW EXCLUSIVE: reads go on, other instances' writes wait) so that the store stays as
- * `counts` found it until the commit. Plants go in through the write path's own insert, with
- * the words trigger disabled: a restore fills an empty store, so the words of all its plants
- * are filled in once they are in, by one statement, rather than by the trigger batch by batch,
- * which cost a restore more than the rest of its work. All in the one transaction: other instances see
- * the trigger enabled throughout, and the store searchable from the commit on; a restore that
- * fails rolls the trigger's state back with the rest.
+ * `counts` found it until the commit. Plants go in through the write path's own insert, which
+ * writes the words of their names with them (plant-words.ts): the store is searchable from the
+ * commit on, and a restore that fails leaves neither plants nor words.
  */
 export async function postgresRestore<T>(client: PoolClient, work: (target: RestoreTarget) => Promise<T>): Promise<T> {
   const run = runOnClient(client, RESTORE_STATEMENT_TIMEOUT_MS + 5_000);
@@ -138,13 +134,9 @@ export async function postgresRestore<T>(client: PoolClient, work: (target: Rest
     await run({ text: `SET LOCAL statement_timeout = ${RESTORE_STATEMENT_TIMEOUT_MS}` });
     // The backup is read while the transaction is open, from a pipe that may pause.
     await run({ text: 'SET LOCAL idle_in_transaction_session_timeout = 0' });
+    // The indexes are kept up row by row: dropping one would take ACCESS EXCLUSIVE, and hold
+    // every read of plants until the commit.
     await run({ text: 'LOCK TABLE plants, tokens, webhook_endpoints IN SHARE ROW EXCLUSIVE MODE' });
-    // Disabling a trigger takes the lock just taken, and so lets other instances' reads go on
-    // (dropping it, or the tag index, would take ACCESS EXCLUSIVE and hold every read of plants
-    // until the commit; the tag index is kept up row by row for that reason). While it is
-    // disabled no other instance can insert a plant: their writes wait for the commit.
-    const insertTrigger = postgresFilterUpkeep.insertTrigger;
-    await run({ text: `ALTER TABLE plants DISABLE TRIGGER ${insertTrigger}` });
     const plants = postgresPlantTx(oneByOne(run));
     const target: RestoreTarget = {
       async counts() {
@@ -189,8 +181,6 @@ export async function postgresRestore<T>(client: PoolClient, work: (target: Rest
       },
     };
     const result = await work(target);
-    await run({ text: postgresFilterUpkeep.fillWords });
-    await run({ text: `ALTER TABLE plants ENABLE TRIGGER ${insertTrigger}` });
     await run({ text: 'COMMIT' });
     return result;
   } catch (err) {

@@ -1,16 +1,14 @@
 import { escapeIdentifier, type PoolClient, type QueryConfig } from 'pg';
 import { isSystemSchema } from '../../config/parse.js';
 import { newerSchema } from '../schema-version.js';
+import { fillPlantWords } from './plant-words.js';
 
 /**
- * Statements of the filters' migration that restore (backup.ts) runs again: a restore fills an
- * empty store with the words trigger disabled, then fills plant_words once, with the statement
- * that filled it for the plants stored when the migration ran.
+ * Statements of the filters' migration (version 4) that version 5 ran again, kept as their text:
+ * the words trigger of inserted plants, and the statement that filled plant_words.
  */
-export const postgresFilterUpkeep = {
-  /** The trigger that adds the words of inserted plants. */
+const wordsUpkeep = {
   insertTrigger: 'plant_words_insert',
-  /** The words of every plant stored; plant_words must hold none of them yet. */
   fillWords: `INSERT INTO plant_words (word, id) SELECT w.word, p.id FROM plants p, unnest(plant_name_words(p.name)) AS w (word)`,
 } as const;
 
@@ -35,12 +33,18 @@ const wordsFollow = (
      RETURN NULL;
    END $$;`;
 
+/** Runs one statement of a migration, in its transaction. */
+export type MigrationQuery = (query: QueryConfig) => Promise<{ rows: unknown[] }>;
+
+/** A migration: SQL, or steps that need the application too (its statements in order). */
+export type PostgresMigration = string | ((query: MigrationQuery) => Promise<void>);
+
 /**
  * Versioned schema changes, applied in order; `schema_migrations` records which ran. Never edit
  * a released entry: append a new one. The tables mirror the SQLite store's: int64 ids as bigint,
  * strings as text (NUL, which text cannot hold, is refused by the API before it gets here).
  */
-export const postgresMigrations: string[] = [
+export const postgresMigrations: PostgresMigration[] = [
   `CREATE TABLE plants (
      id   bigint PRIMARY KEY,
      name text NOT NULL,
@@ -105,7 +109,7 @@ export const postgresMigrations: string[] = [
   // plants, in its own transaction (write path, import; restore fills the words once its plants
   // are in), whatever the search_path of the session that writes (the trigger keeps the
   // migration's). Writes wait while the words of the plants already stored are filled in, so
-  // none is missed. The text is built from postgresFilterUpkeep's and must stay what it was.
+  // none is missed. The text is built from wordsUpkeep's and must stay what it was.
   // (The sort of the words' key gets room to stay in memory: a third of the time on 1M plants.)
   `LOCK TABLE plants IN SHARE MODE;
    SET LOCAL maintenance_work_mem = '256MB';
@@ -113,7 +117,7 @@ export const postgresMigrations: string[] = [
    CREATE FUNCTION plant_name_words(name text) RETURNS text[] LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
    AS $$ SELECT tsvector_to_array(to_tsvector('simple', regexp_replace(normalize(name, NFD), '[\\u0300-\\u036f]', '', 'g'))) $$;
    CREATE TABLE plant_words (word text NOT NULL, id bigint NOT NULL);
-   ${postgresFilterUpkeep.fillWords};
+   ${wordsUpkeep.fillWords};
    ALTER TABLE plant_words ADD PRIMARY KEY (word, id);
 ${wordsFollow(
   'CREATE',
@@ -123,7 +127,7 @@ ${wordsFollow(
        SELECT w.word, n.id FROM old_plants o JOIN new_plants n USING (id), unnest(plant_name_words(n.name)) AS w (word)
        WHERE o.name <> n.name ON CONFLICT DO NOTHING;`,
 )}
-   CREATE TRIGGER ${postgresFilterUpkeep.insertTrigger} AFTER INSERT ON plants REFERENCING NEW TABLE AS new_plants
+   CREATE TRIGGER ${wordsUpkeep.insertTrigger} AFTER INSERT ON plants REFERENCING NEW TABLE AS new_plants
      FOR EACH STATEMENT EXECUTE FUNCTION plant_words_follow();
    CREATE TRIGGER plant_words_update AFTER UPDATE ON plants REFERENCING OLD TABLE AS old_plants NEW TABLE AS new_plants
      FOR EACH STATEMENT EXECUTE FUNCTION plant_words_follow();
@@ -143,7 +147,7 @@ ${wordsFollow(
            '[\x01-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]', ' ', 'g'))) $$;
    ALTER TABLE plant_words DROP CONSTRAINT plant_words_pkey;
    TRUNCATE plant_words;
-   ${postgresFilterUpkeep.fillWords};
+   ${wordsUpkeep.fillWords};
    ALTER TABLE plant_words ADD PRIMARY KEY (word, id);
    ANALYZE plant_words;`,
   // A new name takes out only the words the old one had and it has not, and puts in only those
@@ -170,6 +174,27 @@ ${wordsFollow(
   // deliveries in the order they are due. Nothing walks all endpoints' in that order any more.
   `DROP INDEX deliveries_due;
    CREATE INDEX deliveries_endpoint_due ON deliveries (endpoint_id, next_attempt_at, event_seq) WHERE state = 'pending';`,
+  // plant_words holds the words the application gives it (plant-words.ts), under the search's
+  // one rule, the same on both stores, instead of what PostgreSQL's text search made of the
+  // names: that split "x²" into "x" and "2" and folded Greek accents, where SQLite's FTS5 did
+  // otherwise. The statements that write plants write their words, in the same transaction, so
+  // the triggers and the functions go. The words of the plants stored are made again, the key
+  // dropped while they go in and built once at the end; writes wait meanwhile.
+  async (query) => {
+    await query({
+      text: `LOCK TABLE plants IN SHARE MODE;
+             SET LOCAL maintenance_work_mem = '256MB';
+             DROP TRIGGER plant_words_insert ON plants;
+             DROP TRIGGER plant_words_update ON plants;
+             DROP TRIGGER plant_words_delete ON plants;
+             DROP FUNCTION plant_words_follow();
+             DROP FUNCTION plant_name_words(text);
+             ALTER TABLE plant_words DROP CONSTRAINT plant_words_pkey;
+             TRUNCATE plant_words;`,
+    });
+    await fillPlantWords(query);
+    await query({ text: 'ALTER TABLE plant_words ADD PRIMARY KEY (word, id); ANALYZE plant_words;' });
+  },
 ];
 
 /**
@@ -219,8 +244,9 @@ export async function runMigrations(client: PoolClient, schema: string | undefin
     const current = Number((rows[0] as { version: number }).version);
     if (current > postgresMigrations.length) throw newerSchema(current, postgresMigrations.length);
     const pending = postgresMigrations.slice(current);
-    for (const [i, sql] of pending.entries()) {
-      await query(sql);
+    for (const [i, migration] of pending.entries()) {
+      if (typeof migration === 'string') await query(migration);
+      else await migration((q) => query(q.text, q.values));
       await query('INSERT INTO schema_migrations (version) VALUES ($1)', [current + i + 1]);
     }
     await query('COMMIT');

@@ -32,22 +32,22 @@ export const SQL = {
                                ORDER BY plants.tag, id LIMIT ${limit}) AS p
            ORDER BY p.id LIMIT ${limit}`,
   }),
-  // The search text is split into words by the function that split the names. One word leads: its
-  // (word, id) entries are walked in id order from the cursor, and each is kept when every other
-  // word has an entry for the same id. Of several words, the rarest past the cursor leads: each
-  // one's entries from the cursor are counted, walking the index as the page does, up to LEAD_PROBE
-  // (a tie, such as words that all reach it, goes to the longest). So a word on few plants or on
-  // none, beside one on every plant, costs at most that count, not a walk of the common word's
-  // plants. A page costs the walk of the lead word up to the page's last match. With tags, the tag
-  // is checked on each plant the walk finds: such a page may read every match of the lead word past
-  // the cursor when few of them carry the tags. No word at all: the lead is NULL and no entry
-  // matches it. The other words (not the lead: the walk found it) are probed in the index for each
+  // The search's words ($1) are looked up as they are, as the names' words were written (the
+  // search's one rule, searchWords). One word leads: its (word, id) entries are walked in id order
+  // from the cursor, and each is kept when every other word has an entry for the same id. Of
+  // several words, the rarest past the cursor leads: each one's entries from the cursor are
+  // counted, walking the index as the page does, up to LEAD_PROBE (a tie, such as words that all
+  // reach it, goes to the longest). So a word on few plants or on none, beside one on every plant,
+  // costs at most that count, not a walk of the common word's plants. A page costs the walk of the
+  // lead word up to the page's last match. With tags, the tag is checked on each plant the walk
+  // finds: such a page may read every match of the lead word past the cursor when few of them carry
+  // the tags. The other words (not the lead: the walk found it) are probed in the index for each
   // entry walked; OFFSET 0 keeps that probe a subquery the planner cannot turn into a hash of every
   // word stored, which it chose on some stores (20,000 plants: 20 ms a page instead of 1, on every
   // page, since the hash is built before the walk reads a single entry).
   bySearch: (limit: number, tagged: boolean) => ({
     name: `plants-by-search-${tagged ? 'tagged-' : ''}${limit}`,
-    text: `WITH words AS MATERIALIZED (SELECT coalesce(plant_name_words($1), '{}') AS all_words),
+    text: `WITH words AS MATERIALIZED (SELECT $1::text[] AS all_words),
                 lead_word AS MATERIALIZED (
                   SELECT w FROM words, unnest(all_words) AS w
                   ORDER BY CASE WHEN cardinality(all_words) > 1 THEN
@@ -79,6 +79,7 @@ export async function listFiltered(
   if (after !== undefined && after >= MAX_ID) return [];
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`a page of ${limit} plants`);
   const from = String(after === undefined ? MIN_ID : after + 1n);
+  if (search?.length === 0) return [];
   const query =
     search === undefined
       ? { ...SQL.byTags(limit), values: [tagList, from] }

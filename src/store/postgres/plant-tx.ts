@@ -1,6 +1,7 @@
 import { inIdOrder, type PlantRecord } from '../../domain/plant.js';
 import type { EventType } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
+import { entriesChanged, entriesOf, WORDS_SQL } from './plant-words.js';
 import { plantFromRow, type PlantRow, type Statements } from './rows.js';
 import { emitEvents } from './webhooks.js';
 
@@ -16,10 +17,20 @@ const SQL = {
            SELECT id::text AS id, name, tag, NULL::text[] AS events FROM locked
            UNION ALL SELECT NULL, NULL, NULL, events FROM webhook_endpoints WHERE enabled`,
   },
+  // The plants whose id is free go in, and the words of their names with them (plant-words.ts):
+  // the entries ($4, $5) of a plant another writer's insert got first are left out.
   insert: {
     name: 'plants-insert',
-    text: `INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-           ON CONFLICT (id) DO NOTHING RETURNING id`,
+    text: `WITH inserted AS (
+             INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+             ON CONFLICT (id) DO NOTHING RETURNING id
+           ), entries AS (
+             INSERT INTO plant_words (word, id)
+             SELECT e.word, e.id FROM unnest($4::text[], $5::bigint[]) AS e (word, id)
+             WHERE e.id IN (SELECT id FROM inserted)
+             ON CONFLICT DO NOTHING
+           )
+           SELECT id FROM inserted`,
   },
   update: {
     name: 'plants-update',
@@ -41,6 +52,12 @@ const columns = (plants: PlantRecord[]) => [
   plants.map((p) => p.tag ?? null),
 ];
 
+/** The insert's values: the plants, then the entries of their words. */
+const insertValues = (plants: PlantRecord[]) => {
+  const { words, ids } = entriesOf(plants);
+  return [...columns(plants), words, ids];
+};
+
 /**
  * The write path's view of PostgreSQL, inside one transaction: each step is one statement for
  * every write of the batch. Rows read are locked (FOR UPDATE) until the commit, so a change
@@ -52,7 +69,7 @@ export function postgresPlantTx({ together, later }: Statements): PlantTx {
   return {
     async read(ids, creations) {
       const lock = { ...SQL.lock, values: [ids.map(String)] };
-      const insert = { ...SQL.insert, values: columns(byId(creations)) };
+      const insert = { ...SQL.insert, values: insertValues(byId(creations)) };
       const [locked = [], added = []] = await together(creations.length ? [lock, insert] : [lock]);
       const plants = new Map<bigint, PlantRecord>();
       const subscribed = new Set<EventType>();
@@ -63,17 +80,24 @@ export function postgresPlantTx({ together, later }: Statements): PlantTx {
       return { plants, subscribed, inserted: new Set(added.map((r) => BigInt(r.id as string))) };
     },
     async insert(plants) {
-      const [rows = []] = await together([{ ...SQL.insert, values: columns(byId(plants)) }]);
+      const [rows = []] = await together([{ ...SQL.insert, values: insertValues(byId(plants)) }]);
       return new Set(rows.map((r) => BigInt(r.id as string)));
     },
     // Nothing is read back from the rest: PostgreSQL may get them with the COMMIT.
     async update(updates) {
       // One statement for every update: PostgreSQL compares the values itself, so a rename that
-      // keeps the tag adds no index entry (a HOT update), and plant_words follows names that changed.
+      // keeps the tag adds no index entry (a HOT update). Then plant_words follows the names that
+      // changed: only the words one name has and the other has not.
       await later({ ...SQL.update, values: columns(updates.map((u) => u.plant)) });
+      const { gone, added } = entriesChanged(updates);
+      if (gone.words.length) await later({ text: WORDS_SQL.remove, values: [gone.words, gone.ids] });
+      if (added.words.length) await later({ text: WORDS_SQL.add, values: [added.words, added.ids] });
     },
-    async delete(ids) {
-      await later({ ...SQL.delete, values: [ids.map(String)] });
+    async delete(plants) {
+      // The plants were read locked in this transaction: their names are the ones stored.
+      const { words, ids } = entriesOf(plants);
+      await later({ ...SQL.delete, values: [plants.map((p) => String(p.id))] });
+      if (words.length) await later({ text: WORDS_SQL.remove, values: [words, ids] });
     },
     emit: (events) => emitEvents(later, events),
   };

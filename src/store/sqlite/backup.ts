@@ -98,7 +98,7 @@ export function sqliteSnapshot(path: string, borrowed?: Database.Database): Prom
  * savepoint). A restore fills an empty store, so the list's filters are built once its plants are
  * all in rather than kept up row by row, which took more than half of its time: the tag index is
  * dropped first, plants go in without their words, and once `work` has succeeded the index is
- * created again as the migration made it and plants_fts rebuilt from the plants and merged into
+ * created again as the migration made it and plants_fts filled from the plants and merged into
  * one segment, before the commit. SQLite's DDL is transactional: other connections see the store
  * as it was until the commit, and a restore that fails rolls back to its savepoint, index
  * included. Nothing else writes meanwhile: the writer runs its jobs one after the other, and holds
@@ -113,7 +113,8 @@ export async function sqliteRestore<T>(
   const plants = sqlitePlantTx(db, noEvents, { searchIndex: false });
   const result = await work(sqliteRestoreTarget(db, plants, insertToken));
   db.exec(sqliteFilterUpkeep.tagIndex);
-  db.exec(sqliteFilterUpkeep.ftsRebuild);
+  db.exec(sqliteFilterUpkeep.ftsEmpty);
+  db.exec(sqliteFilterUpkeep.ftsFill);
   db.exec(sqliteFilterUpkeep.ftsOptimize);
   return result;
 }

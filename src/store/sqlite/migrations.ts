@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { newerSchema } from '../schema-version.js';
+import { INDEXED_WORDS_FUNCTION, registerIndexedWords } from './search-index.js';
 
 /**
  * What keeps the list's filters in step with plants as they change: the tag index, maintained row
@@ -11,8 +12,13 @@ import { newerSchema } from '../schema-version.js';
  */
 export const sqliteFilterUpkeep = {
   tagIndex: `CREATE INDEX plants_tag ON plants (tag, id);`,
-  /** Fills plants_fts from the plants stored, after emptying it. */
-  ftsRebuild: `INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');`,
+  /**
+   * Fills plants_fts, empty, with the words of the plants stored (search-index.ts), walked in id
+   * order: FTS5 gathers them in memory while the ids ascend and writes few segments.
+   */
+  ftsFill: `INSERT INTO plants_fts (rowid, words) SELECT id, ${INDEXED_WORDS_FUNCTION}(name) FROM plants;`,
+  /** Takes every word out of plants_fts (a restore's store is empty: then it has none to take). */
+  ftsEmpty: `INSERT INTO plants_fts (plants_fts) VALUES ('delete-all');`,
   /**
    * Merges plants_fts into one segment. A bulk load (a rebuild, an import) leaves it in several
    * large ones, and a search seeks its words in each: on 1,000,000 plants, a word after a cursor
@@ -28,6 +34,12 @@ export const sqliteFilterUpkeep = {
   ftsMergeStep: `INSERT INTO plants_fts (plants_fts, rank) VALUES ('merge', -200);`,
   drop: `DROP INDEX plants_tag;`,
 } as const;
+
+/**
+ * Filled plants_fts from the names stored, when it took them from plants itself (an external
+ * content table, versions 4 to 6); kept as those migrations' text.
+ */
+const ftsRebuild = `INSERT INTO plants_fts (plants_fts) VALUES ('rebuild');`;
 
 /**
  * The triggers the filters' migration (version 4) made to copy each name into plants_fts, kept
@@ -108,14 +120,14 @@ export const sqliteMigrations: string[] = [
   // holds the words of names (case and Latin accents folded) with their plants' ids, and FTS5
   // walks a word's ids in order, so a page of a search reads about a page of entries. Triggers
   // kept it in step with every write of plants until version 5; 'rebuild' fills it from the
-  // plants already stored. Its text is built from sqliteFilterUpkeep's and ftsTriggers and must
-  // stay what it was.
+  // plants already stored. Its text is built from sqliteFilterUpkeep's, ftsRebuild and ftsTriggers
+  // and must stay what it was.
   `${sqliteFilterUpkeep.tagIndex}
    CREATE VIRTUAL TABLE plants_fts USING fts5 (
      name, content = 'plants', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
    );
    ${ftsTriggers}
-   ${sqliteFilterUpkeep.ftsRebuild}`,
+   ${ftsRebuild}`,
   // plants_fts is kept by the write path's statements instead of triggers. A trigger makes every
   // statement that writes plants open a statement savepoint, and FTS5 writes its pending words to
   // disk at each savepoint: a new index segment for every plant written, and the merges of all of
@@ -133,13 +145,23 @@ export const sqliteMigrations: string[] = [
    CREATE VIRTUAL TABLE plants_fts USING fts5 (
      name, content = 'plants', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2', columnsize = 0
    );
-   ${sqliteFilterUpkeep.ftsRebuild}
+   ${ftsRebuild}
    ${sqliteFilterUpkeep.ftsOptimize}`,
   // The dispatcher claims each endpoint's due deliveries on their own, so that one subscriber's
   // backlog cannot hide another's (src/events/fair-share.ts): it walks one endpoint's pending
   // deliveries in the order they are due. Nothing walks all endpoints' in that order any more.
   `DROP INDEX deliveries_due;
    CREATE INDEX deliveries_endpoint_due ON deliveries (endpoint_id, next_attempt_at, event_seq) WHERE state = 'pending';`,
+  // plants_fts holds the words the application gives it (search-index.ts), under the search's one
+  // rule, the same on both stores, instead of what FTS5's unicode61 tokenizer made of the names:
+  // that split Devanagari words at their vowel signs and kept "x²" apart from "x2", where
+  // PostgreSQL's text search did otherwise. It keeps no copy of them (content = ''): the write
+  // path tells it a name's words to take out, as it did with the name. The words of the plants
+  // stored are filled in and merged into one segment.
+  `DROP TABLE plants_fts;
+   CREATE VIRTUAL TABLE plants_fts USING fts5 (words, content = '', columnsize = 0, tokenize = 'ascii');
+   ${sqliteFilterUpkeep.ftsFill}
+   ${sqliteFilterUpkeep.ftsOptimize}`,
 ];
 
 /**
@@ -147,6 +169,7 @@ export const sqliteMigrations: string[] = [
  * only read here: opening it writes nothing, so a full disk cannot stop a start or an export.
  */
 export function migrate(db: Database.Database): number {
+  registerIndexedWords(db);
   const version = () => Number(db.pragma('user_version', { simple: true }));
   if (version() > sqliteMigrations.length) throw newerSchema(version(), sqliteMigrations.length);
   if (version() === sqliteMigrations.length) return 0;

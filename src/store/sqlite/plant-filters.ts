@@ -5,15 +5,12 @@ import type { PlantListQuery } from '../../domain/plant-query.js';
 import { plantFromRow, type PlantRow } from './connection.js';
 
 /**
- * The FTS5 query for a search text: each whitespace-separated piece becomes an FTS5 string, its
- * `"` doubled, so no text can reach FTS5's own syntax (`*`, `NEAR(`, `OR`, `-`, `:` are only
- * characters of a string). FTS5 splits a string as it split the names, into a phrase: "café" is
- * the word cafe, "monstera-deliciosa" the two words in a row; a piece with no word in it is
- * left out of the AND by FTS5. Undefined when the text has no piece at all.
+ * The FTS5 query for a search's words: each becomes an FTS5 string, its `"` doubled (a word holds
+ * none, but no text may reach FTS5's own syntax), and FTS5 keeps the plants that hold them all.
+ * Each string is one token as it is: plants_fts splits only at spaces, which no word holds.
  */
-export function ftsQuery(search: string): string | undefined {
-  const pieces = search.split(/\s+/u).filter((p) => p !== '');
-  return pieces.length === 0 ? undefined : pieces.map((p) => `"${p.replaceAll('"', '""')}"`).join(' ');
+function ftsQuery(words: readonly string[]): string {
+  return words.map((w) => `"${w.replaceAll('"', '""')}"`).join(' ');
 }
 
 const COLUMNS = 'id, name, tag';
@@ -63,10 +60,9 @@ export function sqliteFilters(db: Database.Database) {
           .all(...args, ...(tagList.length > 1 ? [limit] : []))
           .map(plantFromRow);
       }
-      const match = ftsQuery(search);
-      if (match === undefined) return [];
+      if (search.length === 0) return [];
       return prepared(bySearchSql(tagList.length))
-        .all(match, from, ...tagList, limit)
+        .all(ftsQuery(search), from, ...tagList, limit)
         .map(plantFromRow);
     },
   };

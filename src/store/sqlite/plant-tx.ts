@@ -3,15 +3,17 @@ import { inIdOrder, type PlantRecord } from '../../domain/plant.js';
 import type { EventType, NewEvent } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
 import { plantFromRow, type PlantRow } from './connection.js';
+import { indexedWords } from './search-index.js';
 
 /**
  * The write path's view of the SQLite store, on the write connection inside the writer's
  * transaction. The writer is the only one writing, so a read needs no lock to stay true.
  *
- * Each statement that changes a name also tells plants_fts (an external-content FTS5 index of
- * the names), here rather than in triggers: FTS5 then writes one segment of new words per
- * transaction, where a trigger made it write one per plant (migrations.ts, version 5). A restore
- * passes `searchIndex: false` and rebuilds the index once its plants are in.
+ * Each statement that changes a name also tells plants_fts (a contentless FTS5 index of the
+ * names' words, search-index.ts) the words that come and go, here rather than in triggers: FTS5
+ * then writes one segment of new words per transaction, where a trigger made it write one per
+ * plant (migrations.ts, version 5). A restore passes `searchIndex: false` and fills the index once
+ * its plants are in.
  *
  * Each step writes its plants in id order. FTS5 gathers a transaction's words in memory only
  * while their rowids ascend: a rowid below the last one written makes it write what it holds as
@@ -37,22 +39,24 @@ export function sqlitePlantTx(
     update: db.prepare<[string, string | null, bigint]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?'),
     rename: db.prepare<[string, bigint]>('UPDATE plants SET name = ? WHERE id = ?'),
     delete: db.prepare<[bigint], { name: string }>('DELETE FROM plants WHERE id = ? RETURNING name'),
-    // The 'delete' command takes the words out as the name that was indexed gives them.
-    ftsInsert: db.prepare<[bigint, string]>('INSERT INTO plants_fts (rowid, name) VALUES (?, ?)'),
-    ftsDelete: db.prepare<[bigint, string]>(`INSERT INTO plants_fts (plants_fts, rowid, name) VALUES ('delete', ?, ?)`),
+    // The 'delete' command takes out the words it is given: those the indexed name gave.
+    ftsInsert: db.prepare<[bigint, string]>('INSERT INTO plants_fts (rowid, words) VALUES (?, ?)'),
+    ftsDelete: db.prepare<[bigint, string]>(
+      `INSERT INTO plants_fts (plants_fts, rowid, words) VALUES ('delete', ?, ?)`,
+    ),
   };
-  const indexed = (id: bigint, name: string): void => {
-    if (searchIndex) s.ftsInsert.run(id, name);
+  const indexed = (id: bigint, words: string): void => {
+    if (searchIndex) s.ftsInsert.run(id, words);
   };
-  const unindexed = (id: bigint, name: string): void => {
-    if (searchIndex) s.ftsDelete.run(id, name);
+  const unindexed = (id: bigint, words: string): void => {
+    if (searchIndex) s.ftsDelete.run(id, words);
   };
   const insert = (plants: PlantRecord[]) => {
     const inserted = new Set<bigint>();
     for (const p of inIdOrder(plants, (p) => p.id)) {
       if (s.insert.run(p.id, p.name, p.tag ?? null).changes === 0) continue;
       inserted.add(p.id);
-      indexed(p.id, p.name);
+      indexed(p.id, indexedWords(p.name));
     }
     return inserted;
   };
@@ -77,14 +81,19 @@ export function sqlitePlantTx(
         if (p.tag === before.tag) s.rename.run(p.name, p.id);
         else s.update.run(p.name, p.tag ?? null, p.id);
         if (p.name === before.name) continue;
-        unindexed(before.id, before.name);
-        indexed(p.id, p.name);
+        // A new name with the same words ("Monstera" for "monstera") leaves the index as it is.
+        const was = indexedWords(before.name);
+        const now = indexedWords(p.name);
+        if (was === now) continue;
+        unindexed(before.id, was);
+        indexed(p.id, now);
       }
     },
-    async delete(ids) {
-      for (const id of inIdOrder(ids, (id) => id)) {
+    async delete(plants) {
+      // The name deleted, as the store holds it, says which words go.
+      for (const { id } of inIdOrder(plants, (p) => p.id)) {
         const gone = s.delete.get(id);
-        if (gone) unindexed(id, gone.name);
+        if (gone) unindexed(id, indexedWords(gone.name));
       }
     },
     async emit(events) {

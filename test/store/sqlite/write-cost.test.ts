@@ -16,6 +16,7 @@ import { WalSync } from '../../../src/store/sqlite/wal-sync.js';
 import type { PlantWrite, WriteOutcome } from '../../../src/domain/plant-write.js';
 import type { Store } from '../../../src/store/store.js';
 import { ftsStructure } from '../../support/fts-structure.js';
+import { searchWords } from '../../../src/domain/search-words.js';
 
 /** The b-trees (tables, indexes, plants_fts' shadow tables) whose pages the WAL holds now. */
 function btreesInWal(db: Database.Database, path: string): Set<string> {
@@ -89,8 +90,8 @@ describe('what a replace writes [sqlite]', () => {
     // And each is found as it now is, by its words and by its tag.
     const ids = async (query: Parameters<Store['listPlants']>[0]) =>
       (await s.store.listPlants(query, 10)).map((p) => p.id);
-    assert.deepEqual(await ids({ search: 'renamed' }), [1n, 2n]);
-    assert.deepEqual(await ids({ search: 'plant' }), [3n]);
+    assert.deepEqual(await ids({ search: searchWords('renamed') }), [1n, 2n]);
+    assert.deepEqual(await ids({ search: searchWords('plant') }), [3n]);
     assert.deepEqual(await ids({ tags: ['sun'] }), [1n, 3n]);
     assert.deepEqual(await ids({ tags: ['shade'] }), [2n]);
   });
@@ -104,7 +105,8 @@ describe('what a batch writes to the search index [sqlite]', () => {
   const ids = Array.from({ length: 20 }, (_, i) => BigInt(i + 1));
   // Writes arrive in any order; FTS5 gathers words in memory only while rowids ascend.
   const arriving = [...ids].reverse();
-  const found = async (search: string) => (await s.store.listPlants({ search }, 100)).map((p) => p.id);
+  const found = async (search: string) =>
+    (await s.store.listPlants({ search: searchWords(search) }, 100)).map((p) => p.id);
 
   /** The leaves FTS5 wrote for these writes, sent in one turn of the event loop: one batch. */
   async function leaves(writes: Parameters<Store['writePlant']>[0][]): Promise<number> {

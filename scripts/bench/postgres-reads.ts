@@ -6,7 +6,7 @@ import { connectOrSkip, SERVER } from './postgres.js';
 import { startService } from './processes.js';
 import { readLoadsOn, type ReadBench } from './reads.js';
 import { fmt } from './report.js';
-import { seededPlant } from './seed.js';
+import { seededPlant, seedPlantWords } from './seed.js';
 
 const BATCH = 50_000;
 
@@ -33,6 +33,7 @@ export async function postgresReads(b: ReadBench & { token: string }): Promise<v
             values: [plants.map((p) => String(p.id)), plants.map((p) => p.name), plants.map((p) => p.tag)],
           });
         }
+        await seedPlantWords(admin, schema);
         await admin.query(`VACUUM ANALYZE ${schema}.plants, ${schema}.plant_words`);
         console.log(`seeded ${size.toLocaleString('en')} plants in ${fmt((performance.now() - seeding) / 1000)} s`);
         return service;

@@ -14,6 +14,7 @@ import { cpuPerRequest, cpuSample, elapsed, type CpuPerRequest } from './cpu.js'
 import { COLUMNS, load, row, type LoadResult } from './load.js';
 import { startBareStore, startBaseline, startService, type Running } from './processes.js';
 import { cpuCeiling, fmt, median, peakRss, table } from './report.js';
+import { seedPlantWords } from './seed.js';
 import { refusals, SEEDED, warmUpWriteSection, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
 export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -83,7 +84,8 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       await admin.query(
         `INSERT INTO ${s}.plants (id, name, tag) SELECT g::bigint * 7919, 'plant ' || g, 'seeded' FROM generate_series(0, ${SEEDED - 1}) g`,
       );
-      await admin.query(`VACUUM ANALYZE ${s}.plants`);
+      await seedPlantWords(admin, s);
+      await admin.query(`VACUUM ANALYZE ${s}.plants, ${s}.plant_words`);
     }
     // PostgreSQL's CPU is counted in each load: it shares the cores with the server here.
     const spec = writeSpec(b, writeLoads(), true);

@@ -1,4 +1,6 @@
+import type pg from 'pg';
 import type { PlantRecord } from '../../src/domain/plant.js';
+import { fillPlantWords } from '../../src/store/postgres/plant-words.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 
@@ -41,4 +43,18 @@ export async function seedStore(path: string, plants: number, token: string): Pr
   await store.settleAfterImport();
   await createToken(store, { name: 'bench', value: token });
   await store.close();
+}
+
+/**
+ * Writes the words of the plants a PostgreSQL section put straight into `schema`'s plants table
+ * (as the write path writes them with each plant), so that searches find them and renames and
+ * deletes take words out as on a store the service filled.
+ */
+export async function seedPlantWords(admin: pg.Client, schema: string): Promise<void> {
+  await admin.query(`SET search_path = ${schema}`);
+  try {
+    await fillPlantWords((query) => admin.query(query));
+  } finally {
+    await admin.query('RESET search_path');
+  }
 }

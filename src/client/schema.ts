@@ -800,11 +800,15 @@ export interface operations {
                  */
                 tag?: string[];
                 /**
-                 * @description Return only plants whose name holds every word of this text as a whole word,
-                 *     ignoring case and the accents of Latin letters: `monstera` finds `Monstera
-                 *     deliciosa`, `cafe` finds `Café`, `deliciosa monstera` finds it too, `mon` does not.
-                 *     Letters and digits make words; anything else separates them. It must hold at least
-                 *     one letter or digit.
+                 * @description Return only plants whose name holds every word of this text as a whole word:
+                 *     `monstera` finds `Monstera deliciosa`, `deliciosa monstera` finds it too, `mon` does
+                 *     not. Names and this text are read by one rule, on every store: a word is a run of
+                 *     letters, digits and the marks that go with them, and anything else separates words;
+                 *     compatibility forms are what they stand for (Unicode NFKD: `x²` is `x2`, `ﬁ` is
+                 *     `fi`); case and the accents U+0300-U+036F of Latin, Greek and Cyrillic letters are
+                 *     ignored (`cafe` finds `Café`, `αλφα` finds `άλφα`), `ß` is `ss`, `ς` is `σ`, `ı` and
+                 *     `İ` are `i`; invisible characters are ignored. It must hold at least one letter or
+                 *     digit.
                  * @example monstera
                  */
                 q?: string;

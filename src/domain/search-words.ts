@@ -18,6 +18,8 @@ const ACCENTS = /[\u0300-\u036f]/gu;
 /** Lower-case letters whose capitals are those of others: ß (SS), final ς (Σ), dotless ı (I). */
 const SAME_CAPITAL: Readonly<Record<string, string>> = { ß: 'ss', ς: 'σ', ı: 'i' };
 const FOLDED = /[ßςı]/gu;
+/** Text in ASCII alone, which every step but the lower case leaves as it is. */
+const ASCII = /^[\0-\x7f]*$/;
 /** A word: a letter or digit, then letters, digits and the marks that go with them. */
 const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 
@@ -39,13 +41,15 @@ function cut(word: string): string {
  *    else (spaces, punctuation, symbols, emoji) separates words.
  */
 export function searchWords(text: string): string[] {
-  const folded = text
-    .normalize('NFKD')
-    .replace(INVISIBLE, '')
-    .replace(ACCENTS, '')
-    .toLowerCase()
-    .replace(FOLDED, (c) => SAME_CAPITAL[c]!)
-    .normalize('NFC');
+  const folded = ASCII.test(text)
+    ? text.toLowerCase()
+    : text
+        .normalize('NFKD')
+        .replace(INVISIBLE, '')
+        .replace(ACCENTS, '')
+        .toLowerCase()
+        .replace(FOLDED, (c) => SAME_CAPITAL[c]!)
+        .normalize('NFC');
   const words = new Set<string>();
   for (const [word] of folded.matchAll(WORD)) words.add(cut(word));
   return [...words];

@@ -50,7 +50,6 @@ export function searchWords(text: string): string[] {
         .toLowerCase()
         .replace(FOLDED, (c) => SAME_CAPITAL[c]!)
         .normalize('NFC');
-  const words = new Set<string>();
-  for (const [word] of folded.matchAll(WORD)) words.add(cut(word));
-  return [...words];
+  const words = folded.match(WORD);
+  return words ? [...new Set(words.map(cut))] : [];
 }

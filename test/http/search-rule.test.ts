@@ -94,7 +94,10 @@ for (const store of stores) {
         ];
         const target = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
         try {
-          await restoreStore(target, server.services.doc, Readable.from([backupFile(lines)]), undefined);
+          await restoreStore(target, server.services.doc, Readable.from([backupFile(lines)]), {
+            webhookAllowPrivate: false,
+            webhookSecretKey: undefined,
+          });
         } finally {
           await target.close();
         }

@@ -22,7 +22,7 @@ import { searchWords } from '../../src/domain/search-words.js';
 /** The schema version before the filters' migration. */
 const BEFORE = 3;
 /** The schema version that brought the search's one rule (searchWords) to the stores. */
-const RULE = 7;
+const RULE = 8;
 
 /** No sealed secrets and no endpoints in these backups: the settings restore judges them by. */
 const webhookRules = { webhookAllowPrivate: false, webhookSecretKey: undefined };

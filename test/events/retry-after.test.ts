@@ -5,6 +5,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config/config.js';
+import type { EndpointStatus } from '../../src/domain/webhook.js';
 import { openStore } from '../../src/store/open-store.js';
 import { addWebhook } from '../../src/use-cases/webhooks.js';
 import { buildTestApp, type TestApp } from '../helper.js';
@@ -86,7 +87,12 @@ for (const kind of stores) {
         if (PAST_THE_WINDOW.includes(value)) assert.equal(attempts, 1, `Retry-After: ${value.slice(0, 40)}`);
         else assert.equal(attempts, 2, `Retry-After: "${value}" is retried`);
       }
-      const [status] = await s.services.store.listEndpoints(50);
+      // The last answers are in; their outcomes are recorded a moment later.
+      let status: EndpointStatus | undefined;
+      await pollUntil(async () => {
+        [status] = await s.services.store.listEndpoints(50);
+        return status?.pending === 0;
+      }, 5000);
       assert.equal(status!.failed, PAST_THE_WINDOW.length);
       assert.equal(status!.pending, 0);
       const givenUp = status!.recent.filter((r) => r.state === 'failed');

@@ -92,7 +92,7 @@ export const SETTINGS = {
   }),
   maxPipelinedRequests: given({
     env: 'MAX_PIPELINED_REQUESTS',
-    doc: 'requests one connection may have sent and not yet had answered (8 of them handled at once); past it, 503 and the connection closes',
+    doc: 'requests one connection may have sent and not yet had answered (handled one at a time); past it, those waiting get 503 and the connection closes',
     default: 64,
     parse: p.integer(8, 100_000),
   }),

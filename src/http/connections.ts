@@ -6,8 +6,13 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { requestId } from './request-id.js';
 
-/** Requests of one connection processed at once; what it pipelined past them waits, unread. */
-export const IN_PROCESS_PER_CONNECTION = 8;
+/**
+ * Requests of one connection handled at once; what it pipelined past them waits, unread. One, as
+ * nginx and Go's server do: its answers go out in order anyway, and each request handled at once
+ * is a whole answer held in memory while the client is not reading (a page of 1,000 plants is
+ * over a megabyte before it is sent).
+ */
+export const IN_PROCESS_PER_CONNECTION = 1;
 
 /** How long a refused connection stays half closed for its client to read the answer. */
 export const LINGER_MS = 1000;
@@ -42,10 +47,10 @@ interface Pipeline {
  * and their answers buffered, together (hundreds of MiB for a few connections). Here a
  * connection gets IN_PROCESS_PER_CONNECTION requests handled at a time; the rest wait, and while
  * any wait the connection is not read further (the flag and pause Node's own server uses when a
- * client stops reading its answers), so the client's next requests stay in TCP's buffers. A
- * connection with more than `maxPipelined` requests read and unanswered gets 503 with
- * `Connection: close` in their place, after the answers before it (RFC 9112 9.3.2: a client
- * retries the unanswered ones on a new connection).
+ * client stops reading its answers), so the client's next requests stay in TCP's buffers. Past
+ * `maxPipelined` requests read and unanswered, the waiting ones and the one past the limit are
+ * answered 503 at once, the last with `Connection: close` (RFC 9112 9.3.2: a client sends the
+ * unanswered ones again on a new connection), and nothing more of the connection is handled.
  */
 export function guardConnections(server: Server, limits: ConnectionLimits): void {
   const pipelines = new WeakMap<Socket, Pipeline>();
@@ -83,23 +88,30 @@ export function guardConnections(server: Server, limits: ConnectionLimits): void
     });
     handle(req, res);
   };
+  const refuseAll = (req: IncomingMessage, res: ServerResponse, p: Pipeline) => {
+    p.refused = true;
+    hold(req.socket, p, true);
+    limits.onRefused?.();
+    // Answered in order after those in process: small, so they follow them out at once.
+    for (const [waiting, itsResponse] of p.waiting.splice(0)) refuse(waiting, itsResponse, limits.maxPipelined, false);
+    refuse(req, res, limits.maxPipelined, true);
+    // A client that reads none of it is closed all the same: Node holds a request object for
+    // everything of the chunk it read, and keeps them until the connection ends.
+    const socket = req.socket;
+    const timer = setTimeout(() => socket.destroy(), REFUSED_GRACE_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  };
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     if (socket.destroyed) return;
     let p = pipelines.get(socket);
     if (!p) pipelines.set(socket, (p = { active: 0, waiting: [], refused: false, held: false }));
+    // After the refusal nothing more is read; what was in the same chunk is left unanswered.
     if (p.refused) return hold(socket, p, true);
     if (p.active < IN_PROCESS_PER_CONNECTION && p.waiting.length === 0) return run(req, res, p);
-    if (p.active + p.waiting.length >= limits.maxPipelined) {
-      p.refused = true;
-      hold(socket, p, true);
-      limits.onRefused?.();
-      const timer = setTimeout(() => socket.destroy(), REFUSED_GRACE_MS);
-      timer.unref();
-      socket.once('close', () => clearTimeout(timer));
-      return refuse(req, res, limits.maxPipelined);
-    }
+    if (p.active + p.waiting.length >= limits.maxPipelined) return refuseAll(req, res, p);
     p.waiting.push([req, res]);
     hold(socket, p, true);
   });
@@ -109,8 +121,8 @@ export function guardConnections(server: Server, limits: ConnectionLimits): void
   server.once('listening', () => server.on('error', (err) => limits.onAcceptError?.(err)));
 }
 
-/** The 503 that takes the place of the requests past the limit (the Error shape, as everywhere). */
-function refuse(req: IncomingMessage, res: ServerResponse, max: number): void {
+/** The 503 that takes the place of a request not handled (the Error shape, as everywhere). */
+function refuse(req: IncomingMessage, res: ServerResponse, max: number, last: boolean): void {
   const message = `more than ${max} requests pipelined on one connection; send the rest on a new connection`;
   const body = JSON.stringify({ error: 503, message });
   res.writeHead(503, {
@@ -118,7 +130,7 @@ function refuse(req: IncomingMessage, res: ServerResponse, max: number): void {
     'content-length': Buffer.byteLength(body),
     'x-request-id': requestId(req),
     'retry-after': '1',
-    connection: 'close',
+    ...(last && { connection: 'close' }),
   });
   res.end(body);
 }

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { LINGER_MS } from '../../src/http/connections.js';
 import { buildTestApp, type TestApp } from '../helper.js';
+import { assertConforms, rawResponse } from '../support/http.js';
 import { open, type Conn } from '../support/raw-connection.js';
 
 /**
@@ -119,21 +120,30 @@ describe('connections (SQLite only: the store plays no part)', () => {
       await c.waitFor('x-request-id: after');
     });
 
-    it('past it: the answers before it, one 503 in the Error shape with Connection: close, then the end', async () => {
+    it('past it: the one in hand answered, those waiting and the one past it 503 (Error shape), then the end', async () => {
       const c = client(port);
       const ids = Array.from({ length: 40 }, (_, i) => `past-${i}`);
       c.socket.write(ids.map(get).join(''));
       await c.ended;
-      const got = answers(c.data());
-      assert.deepEqual(
-        got.slice(0, 16),
-        ids.slice(0, 16).map((id) => ({ status: 200, id })),
-      );
-      assert.deepEqual(got.slice(16), [{ status: 503, id: 'past-16' }]);
-      const refusal = c.data().slice(c.data().indexOf('HTTP/1.1 503'));
+      // One request is handled at a time: the first, while 15 wait; the 17th is past the limit.
+      assert.deepEqual(answers(c.data()), [
+        { status: 200, id: 'past-0' },
+        ...ids.slice(1, 17).map((id) => ({ status: 503, id })),
+      ]);
+      const last = c.data().lastIndexOf('HTTP/1.1 503');
+      const refusal = c.data().slice(last);
       assert.match(refusal, /\r\nconnection: close\r\n/i);
+      assert.doesNotMatch(c.data().slice(0, last), /\r\nconnection: close\r\n/i, 'only the last 503 closes');
       assert.match(refusal, /\r\nretry-after: 1\r\n/i);
       assert.match(refusal, /\{"error":503,"message":"more than 16 requests pipelined on one connection; [^"]+"\}$/);
+      const [head = '', body = ''] = refusal.split('\r\n\r\n');
+      const headers = Object.fromEntries(
+        head
+          .split('\r\n')
+          .slice(1)
+          .map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
+      assertConforms('GET', '/healthz', rawResponse(503, headers, body));
       const metrics = await server.inject({ path: '/metrics', headers: { authorization: `Bearer ${server.token}` } });
       assert.match(metrics.text, /plant_store_overload_rejections_total\{reason="pipelining"\} [1-9]/);
     });

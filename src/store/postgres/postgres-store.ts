@@ -16,7 +16,7 @@ import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import { applyWrites } from '../write-path.js';
 import { postgresRestore, postgresSnapshot } from './backup.js';
 import { Batcher } from './batcher.js';
-import { OPERATION_BUDGET_MS, postgresSettings } from './connection.js';
+import { OPERATION_BUDGET_MS, postgresSettings, TOKEN_LOOKUP_BUDGET_MS } from './connection.js';
 import { isUnavailable, storeError } from './errors.js';
 import { MIGRATION_TIMEOUT_MS, runMigrations } from './migrations.js';
 import { listFiltered } from './plant-filters.js';
@@ -57,7 +57,8 @@ interface Queryable {
 }
 
 /** Past its budget an operation is answered 503, whatever its statement is still doing. */
-const late = () => new StoreUnavailableError(new Error(`no answer from the database in ${OPERATION_BUDGET_MS} ms`));
+const late = (budgetMs = OPERATION_BUDGET_MS) =>
+  new StoreUnavailableError(new Error(`no answer from the database in ${budgetMs} ms`));
 
 /**
  * Statements on `q`; with `budgetMs`, each is answered `late()` once its budget is spent (a wait
@@ -69,7 +70,7 @@ function runOn(q: Queryable, budgetMs?: number): Run {
     try {
       const rows = q.query<R>(query).then((r) => r.rows);
       if (budgetMs === undefined) return await rows;
-      const overdue = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(late()), budgetMs)));
+      const overdue = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(late(budgetMs)), budgetMs)));
       return await Promise.race([rows, overdue]);
     } catch (err) {
       throw storeError(err);
@@ -88,6 +89,8 @@ export class PostgresStore implements Store {
   private readonly pool: Pool;
   private readonly schema: string | undefined;
   private readonly run: Run;
+  /** Token look-ups, with their own short budget: see TOKEN_LOOKUP_BUDGET_MS. */
+  private readonly lookUp: Run;
   private readonly webhooks: PostgresWebhooks;
   private readonly writes: Batcher<PlantWrite, WriteOutcome>;
   private readonly reads: Batcher<bigint, PlantRecord | undefined>;
@@ -97,6 +100,7 @@ export class PostgresStore implements Store {
     this.schema = settings.schema;
     this.pool = new Pool(settings.pool);
     this.run = runOn(this.pool, OPERATION_BUDGET_MS);
+    this.lookUp = runOn(this.pool, TOKEN_LOOKUP_BUDGET_MS);
     this.webhooks = new PostgresWebhooks(this.run, (work) => this.transaction(work));
     const budget = { ms: OPERATION_BUDGET_MS, late };
     this.writes = new Batcher(
@@ -310,7 +314,7 @@ export class PostgresStore implements Store {
   }
 
   async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
-    const [row] = await this.run<TokenRow>({ ...SQL.tokenByHash, values: [hash] });
+    const [row] = await this.lookUp<TokenRow>({ ...SQL.tokenByHash, values: [hash] });
     return row && tokenFromRow(row);
   }
 

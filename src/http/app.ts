@@ -48,11 +48,12 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     schemaErrorFormatter: (errors, part) => validationError(errors, part),
   });
   guardHttpServer(app.server);
-  guardConnections(app.server, {
+  const connections = guardConnections(app.server, {
     maxPipelined: config.maxPipelinedRequests,
     onRefused: () => metrics.overloaded('pipelining'),
     onAcceptError: (err) => app.log.error({ err }, 'could not accept a connection'),
   });
+  app.addHook('preClose', async () => connections.drain());
   app.setErrorHandler(errorHandler);
   registerJsonBody(app, config.bodyLimitBytes);
 

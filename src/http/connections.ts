@@ -34,7 +34,8 @@ export interface ConnectionLimits {
 }
 
 interface Pipeline {
-  active: number;
+  /** The answers being made (one at most): written and finished, or the connection ends. */
+  inProcess: Set<ServerResponse>;
   waiting: [IncomingMessage, ServerResponse][];
   /** Past the limit: the 503 is on its way and nothing more of this connection is read or answered. */
   refused: boolean;
@@ -52,8 +53,14 @@ interface Pipeline {
  * answered 503 at once, the last with `Connection: close` (RFC 9112 9.3.2: a client sends the
  * unanswered ones again on a new connection), and nothing more of the connection is handled.
  */
-export function guardConnections(server: Server, limits: ConnectionLimits): void {
+export function guardConnections(server: Server, limits: ConnectionLimits): { drain(): void } {
   const pipelines = new WeakMap<Socket, Pipeline>();
+  const sockets = new Set<Socket>();
+  let draining = false;
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   const [handle, ...others] = server.listeners('request') as Listener[];
   if (!handle || others.length > 0) throw new Error('guardConnections expects the one request listener of the app');
   server.removeListener('request', handle);
@@ -75,16 +82,18 @@ export function guardConnections(server: Server, limits: ConnectionLimits): void
     socket.emit('drain');
   };
   const run = (req: IncomingMessage, res: ServerResponse, p: Pipeline) => {
-    p.active++;
+    p.inProcess.add(res);
+    if (draining) res.shouldKeepAlive = false;
     // Closed when the answer is written to the socket (or the connection ends): only then is
     // the next waiting request handled, so a client that does not read holds IN_PROCESS answers.
     res.once('close', () => {
-      p.active--;
+      p.inProcess.delete(res);
       const next = p.waiting.shift();
       if (next) run(next[0], next[1], p);
       // Node may have resumed reading on a drain meanwhile: hold again while any wait.
       if (p.waiting.length > 0 || p.refused) hold(req.socket, p, false);
       else if (p.held) release(req.socket, p);
+      if (draining && p.inProcess.size === 0 && p.waiting.length === 0) closeAfter(req.socket, '');
     });
     handle(req, res);
   };
@@ -107,11 +116,11 @@ export function guardConnections(server: Server, limits: ConnectionLimits): void
     const socket = req.socket;
     if (socket.destroyed) return;
     let p = pipelines.get(socket);
-    if (!p) pipelines.set(socket, (p = { active: 0, waiting: [], refused: false, held: false }));
+    if (!p) pipelines.set(socket, (p = { inProcess: new Set(), waiting: [], refused: false, held: false }));
     // After the refusal nothing more is read; what was in the same chunk is left unanswered.
     if (p.refused) return hold(socket, p, true);
-    if (p.active < IN_PROCESS_PER_CONNECTION && p.waiting.length === 0) return run(req, res, p);
-    if (p.active + p.waiting.length >= limits.maxPipelined) return refuseAll(req, res, p);
+    if (p.inProcess.size < IN_PROCESS_PER_CONNECTION && p.waiting.length === 0) return run(req, res, p);
+    if (p.inProcess.size + p.waiting.length >= limits.maxPipelined) return refuseAll(req, res, p);
     p.waiting.push([req, res]);
     hold(socket, p, true);
   });
@@ -119,6 +128,25 @@ export function guardConnections(server: Server, limits: ConnectionLimits): void
   // An accept that fails (out of descriptors, and libuv's reserve descriptor gone too) is
   // emitted on the listening server; unheard, it would end the process.
   server.once('listening', () => server.on('error', (err) => limits.onAcceptError?.(err)));
+
+  return {
+    /**
+     * At shutdown, before the server stops listening: a connection with no request whose headers
+     * have arrived (none yet, half its headers, or idle between requests) is closed now, since
+     * Node stops timing such requests out once the server closes and it would hold the drain to
+     * its time-out; the others finish the requests they sent (a body still arriving included),
+     * their answers saying `Connection: close`, and are closed after them.
+     */
+    drain() {
+      draining = true;
+      for (const socket of sockets) {
+        const p = pipelines.get(socket);
+        const busy = p && (p.inProcess.size > 0 || p.waiting.length > 0);
+        if (!busy) socket.destroy();
+        else for (const res of p.inProcess) if (!res.headersSent) res.shouldKeepAlive = false;
+      }
+    },
+  };
 }
 
 /** The 503 that takes the place of a request not handled (the Error shape, as everywhere). */

@@ -102,8 +102,8 @@ export async function startMetricsServer(
   });
   server.on('clientError', clientErrorHandler);
   guardHttpServer(server);
-  // A scraper sends one request at a time: a few in process, none waiting.
-  guardConnections(server, { maxPipelined: IN_PROCESS_PER_CONNECTION });
+  // A scraper sends one request at a time: one in process, none waiting.
+  const connections = guardConnections(server, { maxPipelined: IN_PROCESS_PER_CONNECTION });
   server.listen(port, host);
   await once(server, 'listening');
   const { address, port: bound } = server.address() as AddressInfo;
@@ -114,8 +114,8 @@ export async function startMetricsServer(
     server,
     close: () =>
       new Promise((resolve) => {
+        connections.drain();
         server.close(() => resolve());
-        server.closeIdleConnections();
       }),
   };
 }

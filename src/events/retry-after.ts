@@ -50,8 +50,10 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   if (value === undefined) return null;
   const text = value.trim();
   if (/^\d+$/.test(text)) {
-    // Compared as seconds before multiplying: "9" × 400 is Infinity as a number.
-    const seconds = text.length > 15 ? Infinity : Number(text);
+    // Compared as seconds before multiplying: "9" × 400 is Infinity as a number. Leading zeros
+    // count for nothing ("0002" is 2 s), so they do not count towards the length either.
+    const digits = text.replace(/^0+(?=\d)/, '');
+    const seconds = digits.length > 15 ? Infinity : Number(digits);
     return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
   }
   const at = parseHttpDate(text, now);

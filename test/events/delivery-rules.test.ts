@@ -18,6 +18,10 @@ describe("a subscriber's Retry-After", () => {
     assert.equal(parseRetryAfter('0', now), 0);
     assert.equal(parseRetryAfter('99999999999999999999', now), MAX_RETRY_AFTER_MS);
     assert.equal(parseRetryAfter('9'.repeat(400), now), MAX_RETRY_AFTER_MS);
+    // Leading zeros are no part of the wait, however many.
+    assert.equal(parseRetryAfter('0000000000000000002', now), 2_000);
+    assert.equal(parseRetryAfter(`${'0'.repeat(400)}120`, now), 120_000);
+    assert.equal(parseRetryAfter('0'.repeat(30), now), 0);
     assert.ok(Number.isSafeInteger(MAX_RETRY_AFTER_MS + Date.now()));
     for (const v of ['-5', '1.5', '1e3', '0x10', '+5', 'soon', '', '5 s', 'Infinity', 'NaN'])
       assert.equal(parseRetryAfter(v, now), null, v);

@@ -104,9 +104,13 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
     // Answered in order after those in process: small, so they follow them out at once.
     for (const [waiting, itsResponse] of p.waiting.splice(0)) refuse(waiting, itsResponse, limits.maxPipelined, false);
     refuse(req, res, limits.maxPipelined, true);
-    // A client that reads none of it is closed all the same: Node holds a request object for
-    // everything of the chunk it read, and keeps them until the connection ends.
-    const socket = req.socket;
+    // After the last answer Node would destroy the socket while the client's requests are still
+    // arriving, which resets it, and a reset drops what the kernel had not sent yet: answers the
+    // client was about to read. It is ended instead (reading stays held), and destroyed once the
+    // client has had REFUSED_GRACE_MS to read: then too if it reads nothing, since Node holds a
+    // request object for everything of the chunk it read until the connection ends.
+    const socket = req.socket as Socket & { destroySoon?: () => void };
+    socket.destroySoon = () => socket.end();
     const timer = setTimeout(() => socket.destroy(), REFUSED_GRACE_MS);
     timer.unref();
     socket.once('close', () => clearTimeout(timer));

@@ -106,3 +106,33 @@ describe('SIGTERM with connections that hold nothing in flight (SQLite only: no 
     }
   });
 });
+
+describe('pipelining past the limit, against the built server (SQLite only: no store work)', () => {
+  it('clients that sent far more still read every answer before the connection ends', async () => {
+    // Closing a socket whose client's requests are still arriving resets it, and a reset drops
+    // what the server's kernel had not sent yet: some clients lost answers, even the first. The
+    // server ends the connection instead, and closes it once the client has had time to read.
+    // Its own process, since a client in the server's process never sends fast enough for it.
+    const server = await startServer({ env: { MAX_PIPELINED_REQUESTS: '64' } });
+    try {
+      const port = Number(new URL(server.url).port);
+      const request = `GET /plants?limit=5 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n\r\n`;
+      const outcomes: string[] = [];
+      for (let round = 0; round < 10; round++) {
+        const cs = Array.from({ length: 4 }, () => open(port));
+        const errors = cs.map(() => '');
+        cs.forEach((c, i) => c.socket.on('error', (err: NodeJS.ErrnoException) => (errors[i] = err.code ?? 'error')));
+        for (const c of cs) c.socket.write(request.repeat(30_000));
+        await Promise.all(cs.map((c) => c.ended));
+        cs.forEach((c, i) =>
+          outcomes.push(`${c.data().split('HTTP/1.1 ').length - 1}${errors[i] ? ` ${errors[i]}` : ''}`),
+        );
+        for (const c of cs) c.socket.destroy();
+      }
+      // The one in hand, then 64 503s: those waiting and the one past the limit.
+      assert.deepEqual(outcomes, Array<string>(40).fill('65'));
+    } finally {
+      await server.dispose();
+    }
+  });
+});

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { guardedLookup, nonPublicReason } from './address-guard.js';
 import { parseRetryAfter } from './retry-after.js';
 
-// Not ESM imports, whose facade would load undici at start: see src/http/errors.ts.
+// Not ESM imports, whose facade would load undici at start: see src/http/error-body.ts.
 const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
 

@@ -1,7 +1,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { validationError } from '../openapi/validation.js';
-import { clientErrorHandler, errorHandler, guardHttpServer } from './errors.js';
+import { clientErrorHandler, refuseConnect } from './client-errors.js';
+import { errorHandler } from './error-handler.js';
+import { answerExpect } from './expect.js';
 import { guardConnections } from './connections.js';
 import { metricsListenerPlugin } from './metrics-server.js';
 import { authPlugin } from './plugins/auth.js';
@@ -47,7 +49,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     },
     schemaErrorFormatter: (errors, part) => validationError(errors, part),
   });
-  guardHttpServer(app.server);
+  answerExpect(app.server);
+  app.server.on('connect', refuseConnect);
   const connections = guardConnections(app.server, {
     maxPipelined: config.maxPipelinedRequests,
     onRefused: () => metrics.overloaded('pipelining'),

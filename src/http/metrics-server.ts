@@ -7,11 +7,13 @@ import { failedPrecondition, type FailedPrecondition } from '../domain/precondit
 import { refusalWithoutEtag } from './conditional-untagged.js';
 import { preconditions } from './conditional.js';
 import { guardConnections, IN_PROCESS_PER_CONNECTION } from './connections.js';
-import { clientErrorHandler, declaresBody, guardHttpServer, hostProblem } from './errors.js';
+import { clientErrorHandler, refuseConnect } from './client-errors.js';
+import { answerExpect } from './expect.js';
+import { declaresBody, hostProblem } from './header-checks.js';
 import { HttpError } from './http-error.js';
 import { requestId } from './request-id.js';
 
-// Not an ESM import, whose facade would load undici at start: see errors.ts.
+// Not an ESM import, whose facade would load undici at start: see error-body.ts.
 const { createServer } = process.getBuiltinModule('node:http');
 
 export interface MetricsServer {
@@ -101,7 +103,8 @@ export async function startMetricsServer(
     );
   });
   server.on('clientError', clientErrorHandler);
-  guardHttpServer(server);
+  answerExpect(server);
+  server.on('connect', refuseConnect);
   // A scraper sends one request at a time: one in process, none waiting.
   const connections = guardConnections(server, { maxPipelined: IN_PROCESS_PER_CONNECTION });
   server.listen(port, host);

@@ -10,7 +10,7 @@ import {
 import type { Config } from '../../config/config.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
-import { repeated } from '../errors.js';
+import { repeated } from '../header-checks.js';
 import { HttpError } from '../http-error.js';
 import { registerRateLimits } from './rate-limit.js';
 

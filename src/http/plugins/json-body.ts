@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readJson, JsonReadError } from '../../json/read-json.js';
-import { bodyTooLarge, declaresBody, inviteBody, repeated } from '../errors.js';
+import { bodyTooLarge } from '../error-handler.js';
+import { inviteBody } from '../expect.js';
+import { declaresBody, repeated } from '../header-checks.js';
 import { HttpError } from '../http-error.js';
 
 /** The media types a request body may have: each operation takes one of them (the document says which). */

@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { redactUrl } from '../../log.js';
 import { NO_ROUTE, type Metrics } from '../../metrics/metrics.js';
-import { hostProblem } from '../errors.js';
+import { hostProblem } from '../header-checks.js';
 import { HttpError } from '../http-error.js';
 
 /** The one log line of a request, with its request id (pino's `reqId`), never a token. */

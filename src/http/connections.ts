@@ -4,6 +4,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { writeError } from './error-body.js';
 import { requestId } from './request-id.js';
 
 /**
@@ -156,15 +157,11 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
 /** The 503 that takes the place of a request not handled (the Error shape, as everywhere). */
 function refuse(req: IncomingMessage, res: ServerResponse, max: number, last: boolean): void {
   const message = `more than ${max} requests pipelined on one connection; send the rest on a new connection`;
-  const body = JSON.stringify({ error: 503, message });
-  res.writeHead(503, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
+  writeError(res, 503, message, {
     'x-request-id': requestId(req),
     'retry-after': '1',
     ...(last && { connection: 'close' }),
   });
-  res.end(body);
 }
 
 /**

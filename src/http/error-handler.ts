@@ -8,6 +8,7 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '../domain/errors.js';
+import { errorBody } from './error-body.js';
 import { HttpError } from './http-error.js';
 
 // Not an ESM import, whose facade would load undici at start: see error-body.ts.
@@ -68,8 +69,8 @@ export function errorHandler(err: unknown, request: FastifyRequest, reply: Fasti
   const known = toHttpError(err, request);
   if (!known) {
     request.log.error({ err }, 'unhandled error');
-    return reply.code(500).send({ error: 500, message: `internal error (request id ${request.id})` });
+    return reply.code(500).send(errorBody(500, `internal error (request id ${request.id})`));
   }
   if (known.statusCode >= 500) request.log.warn({ err }, known.message);
-  return reply.code(known.statusCode).headers(known.headers).send({ error: known.statusCode, message: known.message });
+  return reply.code(known.statusCode).headers(known.headers).send(errorBody(known.statusCode, known.message));
 }

@@ -2,6 +2,7 @@
 // `100 Continue` at once, before anything of the request is checked, and its 417 has no body.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { writeError } from './error-body.js';
 
 /** Requests that asked for `100 Continue` (Expect: 100-continue) and have not been given it yet. */
 const awaitingContinue = new WeakSet<IncomingMessage>();
@@ -24,17 +25,10 @@ export function inviteBody(req: IncomingMessage, res: ServerResponse): void {
  */
 export function answerExpect(server: Server): void {
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    const body = JSON.stringify({
-      error: 417,
-      message: 'the Expect header can only be 100-continue',
-    });
-    res.writeHead(417, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
+    writeError(res, 417, 'the Expect header can only be 100-continue', {
       'x-request-id': randomUUID(),
       connection: 'close',
     });
-    res.end(body);
   });
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     awaitingContinue.add(req);

@@ -7,6 +7,7 @@ import { failedPrecondition, type FailedPrecondition } from '../domain/precondit
 import { refusalWithoutEtag } from './conditional-untagged.js';
 import { preconditions } from './conditional.js';
 import { guardConnections, IN_PROCESS_PER_CONNECTION } from './connections.js';
+import { writeError } from './error-body.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
 import { answerExpect } from './expect.js';
 import { declaresBody, hostProblem } from './header-checks.js';
@@ -22,10 +23,12 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/**
+ * This listener's Error answers: `application/json` without the charset parameter, as it has
+ * always said them (JSON is UTF-8 either way, RFC 8259 8.1).
+ */
 function error(res: ServerResponse, status: number, message: string, headers = {}): void {
-  const body = JSON.stringify({ error: status, message });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
-  res.end(body);
+  writeError(res, status, message, { 'content-type': 'application/json', ...headers });
 }
 
 /** Like the API port: an x-request-id on every response; a body is never read (none is taken) nor waited for. */

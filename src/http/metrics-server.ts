@@ -7,8 +7,8 @@ import { failedPrecondition, type FailedPrecondition } from '../domain/precondit
 import { refusalWithoutEtag } from './conditional-untagged.js';
 import { preconditions } from './conditional.js';
 import { guardConnections, IN_PROCESS_PER_CONNECTION } from './connections.js';
-import { writeError } from './error-body.js';
 import { clientErrorHandler, refuseConnect } from './client-errors.js';
+import { writeError } from './error-body.js';
 import { answerExpect } from './expect.js';
 import { declaresBody, hostProblem } from './header-checks.js';
 import { HttpError } from './http-error.js';

@@ -30,9 +30,32 @@ module.exports = {
     {
       name: 'settings-and-contract-below-the-rest',
       severity: 'error',
-      comment: 'config/, openapi/ and log.ts build on domain/ and json/ only.',
+      comment:
+        'config/, openapi/ and log.ts build on domain/ and json/ only (openapi/ also on the types of the document: below).',
       from: { path: layer('config/', 'openapi/', 'log\\.ts') },
-      to: { path: '^src/', pathNot: layer('domain/', 'json/', 'config/', 'openapi/', 'log\\.ts') },
+      to: {
+        path: '^src/',
+        pathNot: layer('domain/', 'json/', 'config/', 'openapi/', 'log\\.ts', 'client/schema\\.ts$'),
+      },
+    },
+    {
+      // schema.ts is the document's types, generated from it, importing nothing: it ships with
+      // the client, but it is the contract, a leaf. Its int64s are what a client may send
+      // (number | bigint); the server sees them as its validators leave them, which
+      // openapi/operation-types.ts says, so the rest of the server takes them from there.
+      name: 'contract-types-through-openapi',
+      severity: 'error',
+      comment:
+        'Only openapi/operation-types.ts imports client/schema.ts: the server sees the contract as it validates it.',
+      from: { path: '^src/', pathNot: '^src/(client/|openapi/operation-types\\.ts$)' },
+      to: { path: '^src/client/schema\\.ts$' },
+    },
+    {
+      name: 'contract-types-are-types',
+      severity: 'error',
+      comment: 'The server imports types from client/schema.ts, never code (it has none, and must not gain any).',
+      from: { path: '^src/openapi/' },
+      to: { path: '^src/client/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'stores-below-the-use-cases',

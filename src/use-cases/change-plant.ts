@@ -2,14 +2,11 @@ import { InvalidInputError, plantNotFound, plantPreconditionFailed } from '../do
 import { plantRecord, type PlantRecord } from '../domain/plant.js';
 import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
 import type { Preconditions } from '../domain/preconditions.js';
+import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
 
 /** A PUT body, validated against PlantReplacement: its optional id is exact when present. */
-export interface PlantReplacementInput {
-  id?: number | bigint;
-  name: string;
-  tag?: string;
-}
+export type PlantReplacementInput = OperationInput<'replacePlant'>['body'];
 
 /** The plant a change leaves, or the domain error its outcome means. */
 function changed(id: bigint, outcome: WriteOutcome): PlantRecord {
@@ -51,11 +48,7 @@ export async function replacePlant(
  * A PATCH body, validated against PlantPatch: a JSON merge patch over the name and the tag
  * (`tag: null` removes it); its optional id is exact when present.
  */
-export interface PlantPatchInput {
-  id?: number | bigint;
-  name?: string;
-  tag?: string | null;
-}
+export type PlantPatchInput = OperationInput<'patchPlant'>['body'];
 
 /** Changes the fields the patch names, keeps the others; a patch that changes nothing is no write. */
 export async function patchPlant(

@@ -1,13 +1,10 @@
 import { ConflictError } from '../domain/errors.js';
 import { plantRecord, type PlantRecord } from '../domain/plant.js';
+import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
 
 /** The request body of creation, as validated against NewPlant: id is exact (number or bigint). */
-export interface NewPlantInput {
-  id: number | bigint;
-  name: string;
-  tag?: string;
-}
+export type NewPlantInput = OperationInput<'addPlant'>['body'];
 
 /**
  * Creates a plant. The store decides, atomically, between a new plant, an idempotent retry

@@ -3,6 +3,7 @@ import type { PlantRecord } from '../domain/plant.js';
 import { etagOf } from '../domain/plant-write.js';
 import { failedPrecondition, type Preconditions } from '../domain/preconditions.js';
 import { searchWords } from '../domain/search-words.js';
+import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
 
 export interface PlantPage {
@@ -11,15 +12,11 @@ export interface PlantPage {
   nextAfter: bigint | undefined;
 }
 
-/** The query of GET /plants, validated against its parameters. */
-export interface PlantListInput {
-  limit: number;
-  after?: bigint;
-  /** Any of these tags. */
-  tag?: string[];
-  /** Words the name must hold. */
-  q?: string;
-}
+/**
+ * The query of GET /plants, validated against its parameters: `limit` (its default filled in),
+ * `after`, `tag` (any of these tags) and `q` (words the name must hold).
+ */
+export type PlantListInput = OperationInput<'listPlants'>['query'];
 
 /** One page of plants by id, filtered. One extra row is read to know whether another page follows. */
 export async function listPlants(store: Store, query: PlantListInput): Promise<PlantPage> {

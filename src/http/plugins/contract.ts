@@ -4,11 +4,15 @@ import type {
   FastifyReply,
   FastifyRequest,
   HookHandlerDoneFunction,
+  RawReplyDefaultExpression as RawReply,
+  RawRequestDefaultExpression as RawRequest,
+  RawServerDefault as RawServer,
   RouteHandlerMethod,
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiDocument } from '../../openapi/document.js';
+import type { OperationId, OperationInput } from '../../openapi/operation-types.js';
 import { parametersSchema, requestSchema } from '../../openapi/request-schema.js';
 import { createAjv } from '../../openapi/validation.js';
 import { answerWithoutEtag, checkWithoutEtag } from '../conditional-untagged.js';
@@ -27,14 +31,34 @@ export interface OperationOptions {
   ownPreconditions?: boolean;
 }
 
+/** Fastify's view of one operation's request, its parts typed by the document (operation-types.ts). */
+export interface OperationRoute<Id extends OperationId> {
+  Params: OperationInput<Id>['params'];
+  Querystring: OperationInput<Id>['query'];
+  Headers: OperationInput<Id>['headers'];
+  Body: OperationInput<Id>['body'];
+}
+
+/**
+ * The handler of one operation. Its request is typed by the document, and the route's schemas
+ * (built below from the same document) are what make those types true at run time.
+ */
+export type OperationHandler<Id extends OperationId> = RouteHandlerMethod<
+  RawServer,
+  RawRequest,
+  RawReply,
+  OperationRoute<Id>
+>;
+
 declare module 'fastify' {
   interface FastifyInstance {
     /**
      * Registers the handler of one operation of the document. Method, path, the scope it needs,
      * request validation and response serialisation all come from the document, so the route
-     * cannot drift from what is published.
+     * cannot drift from what is published; the handler's params, query, headers and body are
+     * typed from it too.
      */
-    operation(operationId: string, handler: RouteHandlerMethod, options?: OperationOptions): void;
+    operation<Id extends OperationId>(operationId: Id, handler: OperationHandler<Id>, options?: OperationOptions): void;
   }
   interface FastifyContextConfig {
     /** The operation's path template in the document (`/plants/{id}`): the route label of metrics. */
@@ -84,45 +108,43 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
     app.setSerializerCompiler(cached((schema) => fastJson(schema as Parameters<typeof fastJson>[0])));
     app.addHook('onRequest', routeNotFound(doc));
 
-    app.decorate(
-      'operation',
-      function (
-        this: FastifyInstance,
-        operationId: string,
-        handler: RouteHandlerMethod,
-        options: OperationOptions = {},
-      ) {
-        const op = doc.operations.get(operationId);
-        if (!op) throw new Error(`operation ${operationId} is not in the OpenAPI document`);
-        const responses = Object.fromEntries(
-          Object.entries(op.responses).filter((entry): entry is [string, Record<string, unknown>] => !!entry[1]),
-        );
-        const params = parametersSchema(op.parameters, 'path');
-        const querystring = parametersSchema(op.parameters, 'query');
-        const route: RouteOptions = {
-          // HEAD is GET's own route, not Fastify's copy of it (exposeHeadRoutes), whose onSend
-          // gives an answer without a body (304) Content-Length: 0 where GET's has none.
-          method: op.method === 'GET' ? ['GET', 'HEAD'] : op.method,
-          url: op.path.replace(/\{([^}]+)\}/g, ':$1'),
-          schema: {
-            ...(op.requestBody && { body: requestSchema(op.requestBody) }),
-            ...(params && { params }),
-            ...(querystring && { querystring }),
-            ...(!options.rawResponse && { response: responses }),
-          },
-          config: { route: op.path },
-          preValidation: queryGuard(op),
-          handler,
-        };
-        if (op.scopes) route.onRequest = this.authenticate(op.scopes[0]);
-        if (op.requestMediaType) route.preParsing = requireContentType(op.requestMediaType);
-        if (!options.ownPreconditions) {
-          route.preHandler = checkWithoutEtag;
-          if (op.method === 'GET') route.onSend = answerWithoutEtag;
-        }
-        this.route(route);
-      },
-    );
+    function operation<Id extends OperationId>(
+      this: FastifyInstance,
+      operationId: Id,
+      handler: OperationHandler<Id>,
+      options: OperationOptions = {},
+    ): void {
+      const op = doc.operations.get(operationId);
+      if (!op) throw new Error(`operation ${operationId} is not in the OpenAPI document`);
+      const responses = Object.fromEntries(
+        Object.entries(op.responses).filter((entry): entry is [string, Record<string, unknown>] => !!entry[1]),
+      );
+      const params = parametersSchema(op.parameters, 'path');
+      const querystring = parametersSchema(op.parameters, 'query');
+      const route: RouteOptions<RawServer, RawRequest, RawReply, OperationRoute<Id>> = {
+        // HEAD is GET's own route, not Fastify's copy of it (exposeHeadRoutes), whose onSend
+        // gives an answer without a body (304) Content-Length: 0 where GET's has none.
+        method: op.method === 'GET' ? ['GET', 'HEAD'] : op.method,
+        url: op.path.replace(/\{([^}]+)\}/g, ':$1'),
+        schema: {
+          ...(op.requestBody && { body: requestSchema(op.requestBody) }),
+          ...(params && { params }),
+          ...(querystring && { querystring }),
+          ...(!options.rawResponse && { response: responses }),
+        },
+        config: { route: op.path },
+        preValidation: queryGuard(op),
+        handler,
+      };
+      if (op.scopes) route.onRequest = this.authenticate(op.scopes[0]);
+      if (op.requestMediaType) route.preParsing = requireContentType(op.requestMediaType);
+      if (!options.ownPreconditions) {
+        route.preHandler = checkWithoutEtag;
+        if (op.method === 'GET') route.onSend = answerWithoutEtag;
+      }
+      this.route<OperationRoute<Id>>(route);
+    }
+    app.decorate('operation', operation);
   },
   { name: 'contract' },
 );

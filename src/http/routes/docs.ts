@@ -159,7 +159,7 @@ export async function docsRoutes(app: FastifyInstance): Promise<void> {
   app.operation(
     'getApiReferenceAsset',
     async (request, reply) => {
-      const { file } = request.params as { file: string };
+      const { file } = request.params;
       assets ??= loadAssets();
       const asset = assets.get(file);
       if (!asset) throw new HttpError(404, `no file ${file} in the API reference`);

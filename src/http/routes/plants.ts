@@ -2,18 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { etagOf } from '../../domain/plant-write.js';
 import { toPlant, type PlantRecord } from '../../domain/plant.js';
 import type { Store } from '../../store/store.js';
-import {
-  deletePlant,
-  patchPlant,
-  replacePlant,
-  type PlantPatchInput,
-  type PlantReplacementInput,
-} from '../../use-cases/change-plant.js';
-import { createPlant, type NewPlantInput } from '../../use-cases/create-plant.js';
+import { deletePlant, patchPlant, replacePlant } from '../../use-cases/change-plant.js';
+import { createPlant } from '../../use-cases/create-plant.js';
 import { getPlant, listPlants, type PlantListInput } from '../../use-cases/read-plants.js';
 import { preconditions } from '../conditional.js';
+import type { OperationRoute } from '../plugins/contract.js';
 
-type IdParams = { id: bigint };
+/** The operations on one plant, `/plants/{id}`. */
+type OnePlant = 'getPlant' | 'replacePlant' | 'patchPlant' | 'deletePlant';
 
 /** Every response carrying one plant says which version of it this is. */
 function withEtag(reply: FastifyReply, plant: PlantRecord): PlantRecord {
@@ -31,22 +27,19 @@ function nextLink(query: PlantListInput, after: bigint): string {
 }
 
 export async function plantRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
-  app.operation('addPlant', async (request, reply) =>
-    toPlant(withEtag(reply, await createPlant(store, request.body as NewPlantInput))),
-  );
+  app.operation('addPlant', async (request, reply) => toPlant(withEtag(reply, await createPlant(store, request.body))));
 
   app.operation('listPlants', async (request, reply) => {
-    const query = request.query as PlantListInput;
-    const page = await listPlants(store, query);
-    if (page.nextAfter !== undefined) reply.header('link', nextLink(query, page.nextAfter));
+    const page = await listPlants(store, request.query);
+    if (page.nextAfter !== undefined) reply.header('link', nextLink(request.query, page.nextAfter));
     return page.plants;
   });
 
   // The operations on one plant evaluate If-Match and If-None-Match against its ETag: a read
   // here, a change in the store's transaction with the write (the write path's decideWrite).
   const own = { ownPreconditions: true };
-  const target = (request: FastifyRequest) => ({
-    id: (request.params as IdParams).id,
+  const target = (request: FastifyRequest<OperationRoute<OnePlant>>) => ({
+    id: request.params.id,
     conditions: preconditions(request.headers),
   });
 
@@ -66,7 +59,7 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
     'replacePlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      const plant = await replacePlant(store, id, request.body as PlantReplacementInput, conditions);
+      const plant = await replacePlant(store, id, request.body, conditions);
       return toPlant(withEtag(reply, plant));
     },
     own,
@@ -76,7 +69,7 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
     'patchPlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      return toPlant(withEtag(reply, await patchPlant(store, id, request.body as PlantPatchInput, conditions)));
+      return toPlant(withEtag(reply, await patchPlant(store, id, request.body, conditions)));
     },
     own,
   );

@@ -77,5 +77,6 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(plantRoutes, { store });
   await app.register(operationsRoutes, { store, doc, metrics });
   await app.register(docsRoutes);
+  app.checkEveryOperationHandled();
   return app;
 }

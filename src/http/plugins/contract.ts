@@ -59,6 +59,11 @@ declare module 'fastify' {
      * typed from it too.
      */
     operation<Id extends OperationId>(operationId: Id, handler: OperationHandler<Id>, options?: OperationOptions): void;
+    /**
+     * Throws, naming them, when operations of the document have no handler: called once the
+     * routes are registered, so that the app does not start with an operation answering 405.
+     */
+    checkEveryOperationHandled(): void;
   }
   interface FastifyContextConfig {
     /** The operation's path template in the document (`/plants/{id}`): the route label of metrics. */
@@ -108,6 +113,17 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
     app.setSerializerCompiler(cached((schema) => fastJson(schema as Parameters<typeof fastJson>[0])));
     app.addHook('onRequest', routeNotFound(doc));
 
+    const handled = new Set<string>();
+    app.decorate('checkEveryOperationHandled', function () {
+      const missing = [...doc.operations.keys()].filter((id) => !handled.has(id));
+      if (missing.length > 0) {
+        const list = missing.join(', ');
+        throw new Error(
+          `no handler for the OpenAPI document's ${list}: register each with app.operation() (src/http/routes/)`,
+        );
+      }
+    });
+
     function operation<Id extends OperationId>(
       this: FastifyInstance,
       operationId: Id,
@@ -143,6 +159,7 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
         if (op.method === 'GET') route.onSend = answerWithoutEtag;
       }
       this.route<OperationRoute<Id>>(route);
+      handled.add(operationId);
     }
     app.decorate('operation', operation);
   },

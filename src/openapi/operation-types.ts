@@ -5,7 +5,10 @@
 // test/openapi/operation-types.test.ts.
 import type { operations, paths } from '../client/schema.js';
 
-/** The operations the service answers: those of the document's paths (its webhooks it sends). */
+/**
+ * The operations the service answers: those of the document's paths (its webhooks it sends).
+ * Told apart by shape, as types are; the start-up check stands behind it (http/plugins/contract.ts).
+ */
 type Served = { [P in keyof paths]: paths[P][Exclude<keyof paths[P], 'parameters'>] }[keyof paths];
 export type OperationId = {
   [Id in keyof operations]: operations[Id] extends Served ? Id : never;

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import { exportPlants, importPlants, importProblems, splitLines } from '../use-cases/export-import.js';
+import { atLine, splitLines } from '../json/ndjson.js';
+import { exportPlants, importPlants, importProblems } from '../use-cases/export-import.js';
 import { CliExit, type CliIo } from './io.js';
 import { outputIsTheProduct } from './output.js';
 import { withServices } from './with-services.js';
@@ -31,7 +32,7 @@ export function backupCommands(program: Command, io: CliIo): void {
           maxLineBytes: config.bodyLimitBytes,
         }),
       );
-      for (const p of importProblems(report)) io.stderr.write(`line ${p.line}: ${p.message}\n`);
+      for (const p of importProblems(report)) io.stderr.write(`${atLine(p.line, p.message)}\n`);
       io.stdout.write(
         `import: ${report.created} created, ${report.skipped} skipped (identical), ` +
           `${report.refused.length} refused (conflicting), ${report.invalid.length} invalid line(s)\n`,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { WebhookConfig } from '../config/config.js';
 import { ConflictError, InvalidInputError } from '../domain/errors.js';
 import { plantRecord, type PlantRecord } from '../domain/plant.js';
@@ -8,7 +8,8 @@ import type { EventType, WebhookEndpoint } from '../domain/webhook.js';
 import { endpointProblem, isEndpointSecret, sealedParts } from '../domain/webhook-rules.js';
 import { literalAddressProblem } from '../events/address-guard.js';
 import { openSecret } from '../events/signing.js';
-import { InexactNumber, readJson } from '../json/read-json.js';
+import { atLine, readNdjson, type NdjsonEntry } from '../json/ndjson.js';
+import { InexactNumber } from '../json/read-json.js';
 import type { ApiDocument } from '../openapi/document.js';
 import { newPlantCheck, type PlantCheck } from '../openapi/plant-check.js';
 import { KNOWN_SCHEMA_VERSIONS, STORE_KINDS, type StoreKind } from '../store/schema-versions.js';
@@ -37,59 +38,33 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 /** Rows per insert statement. */
 const BATCH = 2000;
 
-interface Line {
-  number: number;
-  bytes: Buffer;
-  /** False for a last line without its newline. */
-  complete: boolean;
-}
-
-/** The input's lines as bytes, without their newline; never more than one line (and one chunk) in memory. */
-async function* lines(input: AsyncIterable<Buffer | string>): AsyncGenerator<Line> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let number = 0;
-  for await (const data of input) {
-    const chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let start = 0;
-    for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-      const part = chunk.subarray(start, nl);
-      const bytes = pending.length ? Buffer.concat([...pending, part]) : part;
-      pending = [];
-      pendingBytes = 0;
-      start = nl + 1;
-      if (bytes.length > MAX_LINE_BYTES) throw refused(number + 1, `longer than ${MAX_LINE_BYTES} bytes`);
-      yield { number: ++number, bytes, complete: true };
-    }
-    if (start < chunk.length) {
-      pending.push(chunk.subarray(start));
-      pendingBytes += chunk.length - start;
-      if (pendingBytes > MAX_LINE_BYTES) throw refused(number + 1, `longer than ${MAX_LINE_BYTES} bytes`);
-    }
-  }
-  // A last line without its newline: read like the others (a truncated one fails as JSON).
-  if (pendingBytes > 0) yield { number: ++number, bytes: Buffer.concat(pending), complete: false };
-}
+/** A line of the backup, as the checks below name it. */
+type Line = Pick<NdjsonEntry, 'number'>;
 
 function refused(line: number, message: string): RestoreRefusedError {
-  return new RestoreRefusedError(`line ${line}: ${message}`);
+  return new RestoreRefusedError(atLine(line, message));
 }
 
 type Obj = Record<string, unknown>;
 
-function parse(line: Line): Obj {
-  if (line.bytes.length === 0) throw refused(line.number, 'an empty line');
-  let value: unknown;
-  try {
-    value = readJson(line.bytes);
-  } catch (err) {
-    if (!line.complete) throw refused(line.number, 'the backup is truncated: its last line is cut short');
-    throw refused(line.number, (err as Error).message);
+/** A line's record: one JSON object. A blank line has no place in a backup. */
+function parse(line: NdjsonEntry): Obj {
+  if (line.kind === 'blank') throw refused(line.number, 'a blank line');
+  if (line.kind === 'invalid') {
+    // Not JSON, and the file ends in it without a newline: the file was cut short.
+    if (line.read?.ending === '') throw refused(line.number, 'the backup is truncated: its last line is cut short');
+    throw refused(line.number, line.message);
   }
+  const value = line.value;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw refused(line.number, 'not a JSON object');
   }
   return value as Obj;
+}
+
+/** The checksum covers every byte before the end record: each line as read, its ending included. */
+function hashLine(hash: Hash, line: NdjsonEntry): void {
+  if (line.kind === 'value') hash.update(line.read.content).update(line.read.ending);
 }
 
 /** Checks a record's members: exactly these, no others. */
@@ -144,7 +119,7 @@ function count(line: Line, o: Obj, key: string): number {
 const isVersion = (v: unknown): v is string =>
   typeof v === 'string' && /^[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}(?:[-+][0-9A-Za-z.+-]{1,64})?$/.test(v);
 
-function readHeader(line: Line | undefined): BackupHeader {
+function readHeader(line: NdjsonEntry | undefined): BackupHeader {
   if (!line) throw new RestoreRefusedError('the input is empty: not a plant-store backup');
   let o: Obj;
   try {
@@ -254,7 +229,8 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  * Restores a backup (see backup.ts) into an empty store, whole or not at all: the records go in
  * through one transaction (store.restoreInto), and any refusal (a malformed line, an unknown
  * record, a plant the API would refuse, a truncated or altered file) rolls it back. The input is
- * read as it comes, so memory stays flat; plants emit no webhook events. Tokens and endpoints are
+ * read as it comes, by the NDJSON reader of `import` (json/ndjson.ts), so memory stays flat;
+ * plants emit no webhook events. Tokens and endpoints are
  * held to the rules of the commands that create them, under the target's settings: whether
  * private addresses are allowed, and the WEBHOOK_SECRET_KEY that should open sealed secrets.
  */
@@ -264,11 +240,26 @@ export async function restoreStore(
   input: AsyncIterable<Buffer | string>,
   config: Pick<WebhookConfig, 'webhookAllowPrivate' | 'webhookSecretKey'>,
 ): Promise<RestoreReport> {
-  const source = lines(input)[Symbol.asyncIterator]();
+  const source = readNdjson(input, MAX_LINE_BYTES);
+  try {
+    return await restoreFrom(source, store, doc, config);
+  } finally {
+    // A refusal stops the reading: the input is closed, not left half read.
+    await source.return(undefined);
+  }
+}
+
+/** The restore itself, from the backup's lines as the NDJSON reader gives them, in order. */
+async function restoreFrom(
+  source: AsyncGenerator<NdjsonEntry>,
+  store: Store,
+  doc: ApiDocument,
+  config: Pick<WebhookConfig, 'webhookAllowPrivate' | 'webhookSecretKey'>,
+): Promise<RestoreReport> {
   const first = await source.next();
   const header = readHeader(first.done ? undefined : first.value);
   const hash = createHash('sha256');
-  hash.update(first.value!.bytes).update('\n');
+  hashLine(hash, first.value!);
   const check = await newPlantCheck(doc, 'plant');
 
   return store.restoreInto(async (target: RestoreTarget) => {
@@ -318,7 +309,7 @@ export async function restoreStore(
         end = { line: line.number, record: o };
         continue;
       }
-      hash.update(line.bytes).update('\n');
+      hashLine(hash, line);
       switch (o.type) {
         case 'plant': {
           const plant = readPlant(line, o, check);
@@ -392,7 +383,7 @@ export async function restoreStore(
 }
 
 function checkEnd(end: { line: number; record: Obj }, report: RestoreReport, sha256: string): void {
-  const line = { number: end.line, bytes: Buffer.alloc(0), complete: true };
+  const line = { number: end.line };
   members(line, 'the end record', end.record, ['type', 'plants', 'tokens', 'webhooks', 'sha256']);
   if (end.record.sha256 !== sha256) {
     throw refused(

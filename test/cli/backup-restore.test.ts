@@ -1,10 +1,13 @@
 // plant-store backup and restore: the whole store in one file, restored whole or not at all.
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { plantRecord } from '../../src/domain/plant.js';
 import type { EventType } from '../../src/domain/webhook.js';
 import { KNOWN_SCHEMA_VERSIONS } from '../../src/store/schema-versions.js';
+import { loadDocument } from '../../src/openapi/document.js';
 import { createToken } from '../../src/use-cases/create-token.js';
+import { restoreStore } from '../../src/use-cases/restore.js';
 import { backupFile, backupLines, header, storeCounts, withStore } from '../support/backup-file.js';
 import { cli, runCli, type CliResult } from '../support/cli.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
@@ -48,6 +51,8 @@ const WEBHOOK = {
   disabledReason: null,
   createdAt: '2025-01-02T03:04:05.678Z',
 };
+
+const webhookRules = { webhookAllowPrivate: false, webhookSecretKey: undefined };
 
 const plantLine = (id: bigint | number, name: string, tag?: string) =>
   `{"type":"plant","id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`;
@@ -358,6 +363,19 @@ for (const kind of stores) {
           () => `${backup}${plantLine(1, 'a')}\n`,
           /line 11: data after the end record \(line 10\)/,
         ],
+        // The lines of a backup are read by the reader of `import` (json/ndjson.ts), its rules held strictly.
+        [
+          'a line longer than 1 MiB',
+          () => `${header()}\n${plantLine(1, 'x'.repeat(2 * 1024 * 1024))}`,
+          /line 2: line is larger than the limit of 1048576 bytes/,
+        ],
+        ['a blank line', () => backupFile([header(), ' ', plantLine(1, 'a')]), /line 2: a blank line/],
+        ['a record that is not a JSON object', () => backupFile([header(), '[1]']), /line 2: not a JSON object/],
+        [
+          'CRLF line endings (the checksum is of every byte)',
+          () => backup.replaceAll('\n', '\r\n'),
+          /line 10: the backup's checksum does not match its content/,
+        ],
         [
           'a bad line after thousands of good ones (batches already inserted are rolled back)',
           () => {
@@ -380,6 +398,24 @@ for (const kind of stores) {
           assert.deepEqual(await storeCounts(target), empty);
         });
       }
+    });
+
+    it('stops reading a backup it refuses: the input is closed, not read to its end', async () => {
+      const target = fresh();
+      let served = 0;
+      // A backup without end whose second line is refused.
+      const input = new Readable({
+        read() {
+          served++;
+          this.push(served === 1 ? `${header()}\n${plantLine(1, '')}\n` : `${plantLine(served, 'more')}\n`);
+        },
+      });
+      await assert.rejects(
+        withStore(target, (store) => restoreStore(store, loadDocument(), input, webhookRules)),
+        /line 2: name must have at least 1 character/,
+      );
+      assert.ok(input.destroyed, `the input is still open after ${served} reads`);
+      assert.deepEqual(await storeCounts(target), empty);
     });
 
     // The rules of token create and webhook add, the same functions: a backup is no way around them.

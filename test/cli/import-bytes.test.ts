@@ -9,7 +9,7 @@ import { readStoredPlantsAt } from '../support/db.js';
 import { cli } from '../support/cli.js';
 import { postPlant } from '../support/http.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
-import { importPlants, splitLines, type ImportLine } from '../../src/use-cases/export-import.js';
+import { importPlants } from '../../src/use-cases/export-import.js';
 
 /** `plant-store import` with these bytes as stdin (the command, run in this process). */
 const importBytes = (input: Buffer, env: Record<string, string>) => cli(['import'], env, input);
@@ -123,30 +123,7 @@ for (const store of stores) {
   });
 }
 
-describe('splitLines', () => {
-  async function collect(chunks: (string | number[])[], max = 1000): Promise<ImportLine[]> {
-    const out: ImportLine[] = [];
-    async function* source() {
-      for (const c of chunks) yield typeof c === 'string' ? Buffer.from(c) : Buffer.from(c);
-    }
-    for await (const line of splitLines(source(), max)) out.push(line);
-    return out;
-  }
-  const text = (lines: ImportLine[]) =>
-    lines.map((l) => (l instanceof Uint8Array ? Buffer.from(l).toString('latin1') : JSON.stringify(l)));
-
-  it('splits on \\n across chunk boundaries, drops one \\r before it, keeps bytes as they are', async () => {
-    assert.deepEqual(text(await collect(['ab', 'c\r', '\nd', [0xe9], '\n\n', 'e'])), ['abc', 'd\u00e9', '', 'e']);
-    assert.deepEqual(text(await collect(['a\r\r\n'])), ['a\r']);
-    assert.deepEqual(text(await collect(['a\n'])), ['a']);
-    assert.deepEqual(text(await collect([])), []);
-  });
-
-  it('counts a line past the limit without keeping it', async () => {
-    const lines = await collect(['12345', '67', '89\n', 'ok\n', '12345678\r\n', '123456789\r\n'], 8);
-    assert.deepEqual(text(lines), ['{"tooLong":9}', 'ok', '12345678', '{"tooLong":10}']);
-  });
-
+describe('importPlants', () => {
   it('feeds importPlants line numbers that count blank and bad lines', async () => {
     const report = await importPlants(
       undefined as never,

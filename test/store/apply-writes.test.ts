@@ -1,0 +1,145 @@
+// The write path (src/store/write-path.ts) over an in-memory PlantTx: the steps it asks of a
+// store, the race where another instance's creation takes an id between the read and the insert
+// (on PostgreSQL it takes two instances and luck), the rounds of one id, and the events it writes.
+// The stores' own PlantTx are held to the same cases in write-path.test.ts.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { PlantRecord } from '../../src/domain/plant.js';
+import { etagOf, type PlantWrite } from '../../src/domain/plant-write.js';
+import { applyWrites } from '../../src/store/write-path.js';
+import { MemoryPlantTx } from '../support/memory-plant-tx.js';
+
+const plant = (id: number, name: string, tag?: string): PlantRecord =>
+  tag === undefined ? { id: BigInt(id), name } : { id: BigInt(id), name, tag };
+const create = (p: PlantRecord): PlantWrite => ({ kind: 'create', plant: p });
+const NOW = Date.UTC(2025, 0, 31, 12);
+
+describe('the write path over an in-memory PlantTx', () => {
+  describe('another instance creates the id between the read and the insert', () => {
+    it('the same plant: this creation is decided again, an identical retry, and writes nothing', async () => {
+      const tx = new MemoryPlantTx();
+      tx.rival(plant(7, 'Fern'));
+      assert.deepEqual(await applyWrites([create(plant(7, 'Fern'))], tx, NOW), [
+        { kind: 'unchanged', plant: plant(7, 'Fern') },
+      ]);
+      assert.deepEqual(tx.calls, ['read 7', 'read 7']);
+    });
+
+    it('another plant: a conflict with the plant that won, and no event', async () => {
+      const tx = new MemoryPlantTx();
+      tx.rival(plant(7, 'Moss'));
+      assert.deepEqual(await applyWrites([create(plant(7, 'Fern'))], tx, NOW), [
+        { kind: 'conflict', existing: plant(7, 'Moss') },
+      ]);
+      assert.deepEqual(tx.calls, ['read 7', 'read 7']);
+      assert.deepEqual(tx.plants.get(7n), plant(7, 'Moss'));
+    });
+
+    it('in a batch: only the lost creation is read again; the other writes are applied once', async () => {
+      const tx = new MemoryPlantTx([plant(8, 'Aloe')]);
+      tx.rival(plant(7, 'Moss'));
+      const outcomes = await applyWrites(
+        [create(plant(7, 'Fern')), { kind: 'replace', plant: plant(8, 'Aloe vera') }, create(plant(9, 'Ivy'))],
+        tx,
+        NOW,
+      );
+      assert.deepEqual(outcomes, [
+        { kind: 'conflict', existing: plant(7, 'Moss') },
+        { kind: 'updated', plant: plant(8, 'Aloe vera') },
+        { kind: 'created', plant: plant(9, 'Ivy') },
+      ]);
+      assert.deepEqual(tx.calls, ['read 7,8,9', 'update 8', 'emit plant.updated 8', 'emit plant.created 9', 'read 7']);
+    });
+
+    it('created and deleted again: in at the third attempt; never in after three, the batch fails', async () => {
+      const tx = new MemoryPlantTx();
+      tx.rival(plant(7, 'Moss'), { wins: 2, deletes: true });
+      assert.deepEqual(await applyWrites([create(plant(7, 'Fern'))], tx, NOW), [
+        { kind: 'created', plant: plant(7, 'Fern') },
+      ]);
+      assert.deepEqual(tx.calls, ['read 7', 'read 7', 'read 7', 'emit plant.created 7']);
+
+      const again = new MemoryPlantTx();
+      again.rival(plant(7, 'Moss'), { wins: 3, deletes: true });
+      await assert.rejects(
+        applyWrites([create(plant(7, 'Fern'))], again, NOW),
+        /plants were created and deleted again and again while being written/,
+      );
+      assert.deepEqual(again.calls, ['read 7', 'read 7', 'read 7']);
+    });
+  });
+
+  it('writes of one id see each other, in rounds of distinct ids, in order', async () => {
+    const tx = new MemoryPlantTx();
+    const outcomes = await applyWrites(
+      [
+        create(plant(1, 'a')),
+        { kind: 'patch', id: 1n, patch: { name: 'b' } },
+        create(plant(2, 'c')),
+        { kind: 'delete', id: 1n },
+        create(plant(1, 'd')),
+        create(plant(2, 'c')),
+      ],
+      tx,
+      NOW,
+    );
+    assert.deepEqual(
+      outcomes.map((o) => o.kind),
+      ['created', 'updated', 'created', 'deleted', 'created', 'unchanged'],
+    );
+    assert.deepEqual(tx.calls, [
+      'read 1,2',
+      'emit plant.created 1',
+      'emit plant.created 2',
+      'read 1,2',
+      'update 1',
+      'emit plant.updated 1',
+      'read 1',
+      'delete 1',
+      'emit plant.deleted 1',
+      'read 1',
+      'emit plant.created 1',
+    ]);
+    assert.deepEqual([...tx.plants.values()], [plant(2, 'c'), plant(1, 'd')]);
+  });
+
+  it('an event for each change someone subscribes to, none for a write that changes nothing', async () => {
+    const tx = new MemoryPlantTx([plant(1, 'a', 't'), plant(2, 'b'), plant(3, 'c')]);
+    tx.subscribed = new Set(['plant.created', 'plant.deleted']);
+    const outcomes = await applyWrites(
+      [
+        create(plant(1, 'a', 't')),
+        create(plant(2, 'other')),
+        { kind: 'replace', plant: plant(3, 'c') },
+        { kind: 'patch', id: 4n, patch: { name: 'x' } },
+        { kind: 'delete', id: 3n, conditions: { ifMatch: [etagOf(plant(3, 'old'))] } },
+        { kind: 'patch', id: 1n, patch: { tag: null } },
+        { kind: 'delete', id: 2n, conditions: { ifMatch: [etagOf(plant(2, 'b'))] } },
+        create(plant(5, 'e', '')),
+      ],
+      tx,
+      NOW,
+    );
+    assert.deepEqual(
+      outcomes.map((o) => o.kind),
+      ['unchanged', 'conflict', 'unchanged', 'not-found', 'precondition-failed', 'updated', 'deleted', 'created'],
+    );
+    // The update is written, but nobody wants plant.updated.
+    assert.deepEqual(tx.calls, [
+      'read 1,2,3,4,5',
+      'emit plant.created 5',
+      'read 3,1,2',
+      'update 1',
+      'delete 2',
+      'emit plant.deleted 2',
+    ]);
+    assert.deepEqual(
+      tx.events.map((e) => [e.type, e.body, e.createdAt]),
+      [
+        ['plant.created', '{"id":5,"name":"e","tag":""}', NOW],
+        ['plant.deleted', '{"id":2,"name":"b"}', NOW],
+      ],
+    );
+    assert.notEqual(tx.events[0]!.id, tx.events[1]!.id);
+  });
+});

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PlantRecord } from '../../src/domain/plant.js';
-import { etagOf, type PlantWrite } from '../../src/domain/plant-write.js';
+import { etagOf, type PlantWrite, type WriteOutcome } from '../../src/domain/plant-write.js';
 import { applyWrites } from '../../src/store/write-path.js';
 import { MemoryPlantTx } from '../support/memory-plant-tx.js';
 
@@ -16,24 +16,23 @@ const NOW = Date.UTC(2025, 0, 31, 12);
 
 describe('the write path over an in-memory PlantTx', () => {
   describe('another instance creates the id between the read and the insert', () => {
-    it('the same plant: this creation is decided again, an identical retry, and writes nothing', async () => {
-      const tx = new MemoryPlantTx();
-      tx.rival(plant(7, 'Fern'));
-      assert.deepEqual(await applyWrites([create(plant(7, 'Fern'))], tx, NOW), [
-        { kind: 'unchanged', plant: plant(7, 'Fern') },
-      ]);
-      assert.deepEqual(tx.calls, ['read 7', 'read 7']);
-    });
-
-    it('another plant: a conflict with the plant that won, and no event', async () => {
-      const tx = new MemoryPlantTx();
-      tx.rival(plant(7, 'Moss'));
-      assert.deepEqual(await applyWrites([create(plant(7, 'Fern'))], tx, NOW), [
+    const cases: [string, PlantRecord, WriteOutcome][] = [
+      ['the same plant: an identical retry', plant(7, 'Fern'), { kind: 'unchanged', plant: plant(7, 'Fern') }],
+      [
+        'another plant: a conflict with the plant that won',
+        plant(7, 'Moss'),
         { kind: 'conflict', existing: plant(7, 'Moss') },
-      ]);
-      assert.deepEqual(tx.calls, ['read 7', 'read 7']);
-      assert.deepEqual(tx.plants.get(7n), plant(7, 'Moss'));
-    });
+      ],
+    ];
+    for (const [what, won, outcome] of cases) {
+      it(`${what}: this creation is decided again against it, and writes nothing`, async () => {
+        const tx = new MemoryPlantTx();
+        tx.rival(won);
+        assert.deepEqual(await applyWrites([create(plant(7, 'Fern'))], tx, NOW), [outcome]);
+        assert.deepEqual(tx.calls, ['read 7', 'read 7']);
+        assert.deepEqual(tx.plants.get(7n), won);
+      });
+    }
 
     it('in a batch: only the lost creation is read again; the other writes are applied once', async () => {
       const tx = new MemoryPlantTx([plant(8, 'Aloe')]);

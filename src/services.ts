@@ -75,7 +75,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
       findToken: cachedTokenLookup(store),
       verifyJwt: jwt && (await createJwtVerifier(jwt)),
     };
-    const dispatcher = new Dispatcher(store, config, log, createWebhookMetrics(metrics.registry, store));
+    const dispatcher = new Dispatcher(
+      store.webhooks,
+      config,
+      log,
+      createWebhookMetrics(metrics.registry, store.webhooks),
+    );
     return { ...base, log, metrics, verifiers, dispatcher };
   } catch (err) {
     await store.close();

@@ -9,7 +9,7 @@ export type FindToken = (hash: string) => Promise<TokenRecord | undefined>;
  * instance) still takes effect within a second, as the README promises. Unknown hashes are
  * remembered too, and the cache is emptied when full, so guessing cannot grow it without end.
  */
-export function cachedTokenLookup(store: Store, ttlMs = 500, maxEntries = 10_000): FindToken {
+export function cachedTokenLookup({ tokens }: Pick<Store, 'tokens'>, ttlMs = 500, maxEntries = 10_000): FindToken {
   const cache = new Map<string, { record: TokenRecord | undefined; until: number }>();
   // Look-ups under way: when an entry expires under load, the requests that find it expired
   // share one look-up instead of each making its own.
@@ -20,7 +20,7 @@ export function cachedTokenLookup(store: Store, ttlMs = 500, maxEntries = 10_000
     if (hit && hit.until > now) return hit.record;
     let lookup = inFlight.get(hash);
     if (!lookup) {
-      lookup = store.findTokenByHash(hash).finally(() => inFlight.delete(hash));
+      lookup = tokens.findByHash(hash).finally(() => inFlight.delete(hash));
       inFlight.set(hash, lookup);
       const record = await lookup;
       if (cache.size >= maxEntries) cache.clear();

@@ -59,7 +59,7 @@ export function tokenCommands(program: Command, io: CliIo): void {
     .description('list tokens (never the tokens themselves)')
     .option('--json', 'one JSON array of token objects')
     .action(async (opts: { json?: boolean }) => {
-      const tokens = await withServices(io, ({ store }) => store.listTokens());
+      const tokens = await withServices(io, ({ store }) => store.tokens.list());
       if (opts.json) {
         printJson(io, tokens.map(view));
         return;
@@ -86,7 +86,7 @@ export function tokenCommands(program: Command, io: CliIo): void {
     .argument('<id>', 'the token id shown by token list')
     .action(async (id: string) => {
       const message = await withServices(io, async ({ store }) => {
-        const known = (await store.listTokens()).find((t) => t.id === id);
+        const known = (await store.tokens.list()).find((t) => t.id === id);
         if (known?.revokedAt)
           return `token ${id} was already revoked at ${known.revokedAt.toISOString()}; nothing changed`;
         await revokeToken(store, id);

@@ -60,7 +60,7 @@ export function webhookCommands(program: Command, io: CliIo): void {
     .action(async (opts: { json?: boolean; recent: string }) => {
       const recent = Number(opts.recent);
       if (!Number.isInteger(recent) || recent < 0 || recent > 1000) fail('--recent must be an integer from 0 to 1000');
-      const list = await withServices(io, ({ store }) => store.listEndpoints(recent));
+      const list = await withServices(io, ({ store }) => store.webhooks.listEndpoints(recent));
       if (opts.json) {
         printJson(io, list);
         return;

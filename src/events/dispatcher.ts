@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config/config.js';
 import type { AttemptResult, DueDelivery } from '../domain/webhook.js';
-import type { Store } from '../store/store.js';
+import type { Outbox } from '../store/webhooks.js';
 import { fairShares } from './fair-share.js';
 import type { WebhookMetrics } from './metrics.js';
 import { decideAttempt, windowEnd } from './outcome.js';
@@ -50,7 +50,7 @@ export class Dispatcher {
   private readonly stopping = new AbortController();
 
   constructor(
-    private readonly store: Store,
+    private readonly outbox: Outbox,
     private readonly config: WebhookConfig,
     private readonly log: Logger,
     private readonly metrics: WebhookMetrics,
@@ -69,7 +69,7 @@ export class Dispatcher {
   /** Keeps the outbox small: events neither pending nor recent go (any instance may do it). */
   private async prune(): Promise<void> {
     try {
-      const pruned = await this.store.pruneEvents(Date.now() - this.config.webhookRetryWindowMs - RETENTION_MS);
+      const pruned = await this.outbox.pruneEvents(Date.now() - this.config.webhookRetryWindowMs - RETENTION_MS);
       if (pruned > 0) this.log.info({ pruned }, 'pruned old webhook events');
     } catch (err) {
       this.log.warn({ err }, 'could not prune old webhook events');
@@ -114,10 +114,10 @@ export class Dispatcher {
     try {
       if (this.inFlight.size < this.config.webhookConcurrency) {
         const now = Date.now();
-        const { enabled, due } = await this.store.endpointsDue(now);
+        const { enabled, due } = await this.outbox.endpointsDue(now);
         const limits = fairShares(this.config.webhookConcurrency, this.perEndpoint, due, enabled);
         const leaseUntil = now + this.config.webhookTimeoutMs + LEASE_MARGIN_MS;
-        const batch = await this.store.claimDeliveries(now, leaseUntil, limits);
+        const batch = await this.outbox.claimDeliveries(now, leaseUntil, limits);
         claimed = batch.length;
         for (const d of batch) this.launch(d, leaseUntil);
       }
@@ -203,7 +203,7 @@ export class Dispatcher {
   private async record(result: AttemptResult, d: DueDelivery, leaseUntil: number): Promise<void> {
     for (const wait of [...RECORD_RETRIES_MS, undefined]) {
       try {
-        await this.store.recordAttempt(result);
+        await this.outbox.recordAttempt(result);
         return;
       } catch (err) {
         if (wait === undefined || !this.running || Date.now() + wait >= leaseUntil) {

@@ -1,12 +1,12 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { Store } from '../store/store.js';
+import type { Outbox } from '../store/webhooks.js';
 
 export interface WebhookMetrics {
   /** One attempt's outcome, and how long after its event it happened (seconds). */
   attempt(outcome: 'delivered' | 'retry' | 'failed', lagSeconds: number): void;
 }
 
-export function createWebhookMetrics(registry: Registry, store: Store): WebhookMetrics {
+export function createWebhookMetrics(registry: Registry, outbox: Outbox): WebhookMetrics {
   const attempts = new Counter({
     name: 'plant_store_webhook_attempts_total',
     help: 'Webhook delivery attempts, by outcome: delivered (2xx), retry (failed, will retry), failed (given up).',
@@ -24,7 +24,7 @@ export function createWebhookMetrics(registry: Registry, store: Store): WebhookM
     help: 'Webhook deliveries not yet delivered nor given up.',
     registers: [registry],
     async collect() {
-      this.set(await store.countPendingDeliveries().catch(() => NaN));
+      this.set(await outbox.countPendingDeliveries().catch(() => NaN));
     },
   });
   return {

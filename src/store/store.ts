@@ -2,36 +2,16 @@ import type { PlantRecord } from '../domain/plant.js';
 import type { PlantListQuery } from '../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
 import type { TokenRecord } from '../domain/token.js';
-import type { AttemptResult, DueDelivery, EndpointStatus, EndpointsDue, WebhookEndpoint } from '../domain/webhook.js';
+import type { WebhookEndpoint } from '../domain/webhook.js';
 import type { StoreKind } from './schema-versions.js';
-
-/** The outbox and endpoints as each store keeps them. */
-export interface WebhookStore {
-  insertEndpoint(endpoint: WebhookEndpoint): Promise<void>;
-  listEndpoints(recent: number): Promise<EndpointStatus[]>;
-  /** Resolves to false when no endpoint has this id; its pending deliveries go with it. */
-  removeEndpoint(id: string): Promise<boolean>;
-  /**
-   * The enabled endpoints, and those with a delivery that can be claimed now: pending, due, not
-   * leased, and the oldest pending one of its plant for its endpoint (order per plant).
-   */
-  endpointsDue(now: number): Promise<EndpointsDue>;
-  /**
-   * Leases until `leaseUntil`, for each endpoint in `limits`, up to its number of deliveries that
-   * can be claimed now (see endpointsDue), the earliest due first; none of a disabled endpoint.
-   */
-  claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]>;
-  recordAttempt(result: AttemptResult): Promise<void>;
-  countPendingDeliveries(): Promise<number>;
-  /** Deletes events older than `before` that have no pending delivery, with their deliveries; resolves to how many. */
-  pruneEvents(before: number): Promise<number>;
-}
+import type { TokenStore } from './tokens.js';
+import type { WebhookStore } from './webhooks.js';
 
 /**
  * Everything the service keeps. Each method that changes data resolves only after the change
  * is durable, and is atomic on its own. Outages reject with the domain's StoreUnavailableError.
  */
-export interface Store extends WebhookStore {
+export interface Store {
   /** Applies pending schema migrations; resolves to the number applied. */
   migrate(): Promise<number>;
   /** Rejects when the storage cannot be reached, or cannot take writes (a full disk, a read-only standby). */
@@ -69,12 +49,8 @@ export interface Store extends WebhookStore {
   /** Group commit figures for stores that batch writes: fsyncs so far and the writes they made durable. */
   writeStats?(): { commits: number; writes: number };
 
-  insertToken(token: TokenRecord): Promise<void>;
-  findTokenByHash(hash: string): Promise<TokenRecord | undefined>;
-  listTokens(): Promise<TokenRecord[]>;
-  countTokens(): Promise<number>;
-  /** Resolves to false when no token has this id. Revoking twice keeps the first time. */
-  revokeToken(id: string, at: Date): Promise<boolean>;
+  readonly tokens: TokenStore;
+  readonly webhooks: WebhookStore;
 
   close(): Promise<void>;
   /**

@@ -19,7 +19,7 @@ export interface NewToken {
  * must keep the rules of every stored token (domain/token-rules.ts), which a restore applies too.
  */
 export async function createToken(
-  store: Store,
+  { tokens }: Pick<Store, 'tokens'>,
   spec: NewToken,
   now = new Date(),
 ): Promise<{ token: string; record: TokenRecord }> {
@@ -38,6 +38,6 @@ export async function createToken(
   };
   const problem = tokenProblem(record);
   if (problem !== undefined) throw new InvalidInputError(`a token's "${problem.field}" ${problem.problem}`);
-  await store.insertToken(record);
+  await tokens.insert(record);
   return { token, record };
 }

@@ -14,7 +14,7 @@ import type { Store } from '../store/store.js';
  * the store keeps it sealed when a key is configured.
  */
 export async function addWebhook(
-  store: Store,
+  { webhooks }: Pick<Store, 'webhooks'>,
   config: Pick<WebhookConfig, 'webhookAllowPrivate' | 'webhookSecretKey'>,
   url: string,
   events: EventType[],
@@ -34,11 +34,11 @@ export async function addWebhook(
   // The rules of every stored endpoint (domain/webhook-rules.ts), which a restore applies too.
   const invalid = endpointProblem(endpoint);
   if (invalid !== undefined) throw new InvalidInputError(`a webhook's "${invalid.field}" ${invalid.problem}`);
-  await store.insertEndpoint(endpoint);
+  await webhooks.insertEndpoint(endpoint);
   return { endpoint, secret };
 }
 
 /** Unsubscribes an endpoint; its undelivered events go with it. */
-export async function removeWebhook(store: Store, id: string): Promise<void> {
-  if (!(await store.removeEndpoint(id))) throw new NotFoundError(`no webhook endpoint with id "${id}"`);
+export async function removeWebhook({ webhooks }: Pick<Store, 'webhooks'>, id: string): Promise<void> {
+  if (!(await webhooks.removeEndpoint(id))) throw new NotFoundError(`no webhook endpoint with id "${id}"`);
 }

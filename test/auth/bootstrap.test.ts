@@ -12,7 +12,7 @@ describe('bootstrapToken', () => {
     const store = await tempSqliteStore();
     assert.deepEqual(await bootstrapToken(store, value), { kind: 'registered' });
     assert.deepEqual(await bootstrapToken(store, value), { kind: 'none' });
-    assert.equal(await store.countTokens(), 1);
+    assert.equal(await store.tokens.count(), 1);
     await store.close();
   });
 
@@ -20,17 +20,19 @@ describe('bootstrapToken', () => {
     const store = await tempSqliteStore();
     let checks = 0;
     // The other instance's insert lands right after this instance found nothing.
-    const racing: Store = Object.assign(Object.create(store) as Store, {
-      async findTokenByHash(hash: string) {
-        if (checks++ === 0) {
-          await createToken(store, { name: 'other instance', value });
-          return undefined;
-        }
-        return store.findTokenByHash(hash);
-      },
-    });
+    const racing: Pick<Store, 'tokens'> = {
+      tokens: Object.assign(Object.create(store.tokens) as Store['tokens'], {
+        async findByHash(hash: string) {
+          if (checks++ === 0) {
+            await createToken(store, { name: 'other instance', value });
+            return undefined;
+          }
+          return store.tokens.findByHash(hash);
+        },
+      }),
+    };
     assert.deepEqual(await bootstrapToken(racing, value), { kind: 'none' });
-    assert.equal(await store.countTokens(), 1);
+    assert.equal(await store.tokens.count(), 1);
     await store.close();
   });
 });

@@ -17,7 +17,7 @@ const record: TokenRecord = {
 
 function countingStore(answer: () => TokenRecord | undefined) {
   const calls: string[] = [];
-  const store = { findTokenByHash: async (hash: string) => (calls.push(hash), answer()) } as unknown as Store;
+  const store = { tokens: { findByHash: async (hash: string) => (calls.push(hash), answer()) } } as unknown as Store;
   return { store, calls };
 }
 

@@ -19,7 +19,7 @@ describe('createToken', () => {
     const { token, record } = await createToken(store, { name: 'x' });
     assert.match(token, /^pst_[A-Za-z0-9_-]{43}$/);
     assert.equal(Buffer.from(token.slice(4), 'base64url').length, 32);
-    const stored = await store.listTokens();
+    const stored = await store.tokens.list();
     assert.equal(stored.length, 1);
     assert.equal(stored[0]!.hash, hashToken(token));
     assert.ok(!JSON.stringify(stored).includes(token.slice(4)), 'the token itself is not stored');

@@ -79,9 +79,9 @@ for (const kind of stores) {
         token = (await createToken(store, { name: 'api' })).token;
         await createToken(store, { name: 'reader', scopes: ['plants:read'], expiresAt: expires });
         const revoked = await createToken(store, { name: 'old' });
-        await store.revokeToken(revoked.record.id, new Date('2025-02-01T00:00:00.000Z'));
+        await store.tokens.revoke(revoked.record.id, new Date('2025-02-01T00:00:00.000Z'));
         const { type: _, ...endpoint } = WEBHOOK;
-        await store.insertEndpoint({ ...endpoint, createdAt: new Date(endpoint.createdAt) });
+        await store.webhooks.insertEndpoint({ ...endpoint, createdAt: new Date(endpoint.createdAt) });
       });
       const r = await cli(['backup'], env(source));
       assert.equal(r.status, 0, r.stderr);
@@ -143,14 +143,14 @@ for (const kind of stores) {
       assert.equal(again.status, 0, again.stderr);
       assert.deepEqual(backupLines(again.stdout).slice(1, -1), backupLines(backup).slice(1, -1));
       await withStore(target, async (store) => {
-        assert.equal(await store.countPendingDeliveries(), 0, 'restored plants emit no webhook events');
-        const [endpoint] = await store.listEndpoints(0);
+        assert.equal(await store.webhooks.countPendingDeliveries(), 0, 'restored plants emit no webhook events');
+        const [endpoint] = await store.webhooks.listEndpoints(0);
         assert.equal(endpoint?.endpoint.enabled, true);
       });
       // The token made on the source store is one of the target's.
       await withStore(target, async (store) => {
         const { hashToken } = await import('../../src/domain/token.js');
-        assert.equal((await store.findTokenByHash(hashToken(token)))?.name, 'api');
+        assert.equal((await store.tokens.findByHash(hashToken(token)))?.name, 'api');
       });
     });
 
@@ -171,7 +171,7 @@ for (const kind of stores) {
         const r = await cli(['restore', '--input', join(dir, 'store.backup')], env(target));
         assert.equal(r.status, 0, r.stderr);
         await withStore(target, async (store) => {
-          const [endpoint] = await store.listEndpoints(0);
+          const [endpoint] = await store.webhooks.listEndpoints(0);
           assert.equal(endpoint?.endpoint.enabled, false);
           assert.equal(endpoint?.endpoint.disabledReason, 'the endpoint answered 410 Gone');
         });
@@ -599,7 +599,7 @@ for (const kind of stores) {
       const r = await cli(['restore'], { ...env(target), WEBHOOK_ALLOW_PRIVATE: 'true' }, backupFile(lines));
       assert.equal(r.status, 0, r.stderr);
       await withStore(target, async (store) => {
-        assert.equal((await store.listEndpoints(0))[0]?.endpoint.url, 'http://127.0.0.1:8080/hook');
+        assert.equal((await store.webhooks.listEndpoints(0))[0]?.endpoint.url, 'http://127.0.0.1:8080/hook');
       });
     });
   });

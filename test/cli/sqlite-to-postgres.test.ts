@@ -67,7 +67,7 @@ describe("from SQLite to PostgreSQL with README's commands", suiteOptions('postg
     assert.equal(client.status, 0, client.stderr);
     const token = client.stdout.trim();
     const old = (await run(['token', 'create', '--name', 'old'])).stdout.trim();
-    const oldId = (await withStore(lite.databaseUrl, (s) => s.listTokens())).find((t) => t.name === 'old')!.id;
+    const oldId = (await withStore(lite.databaseUrl, (s) => s.tokens.list())).find((t) => t.name === 'old')!.id;
     assert.equal((await run(['token', 'revoke', oldId])).status, 0);
     const added = await run(['webhook', 'add', hook.url, '--events', 'created']);
     assert.equal(added.status, 0, added.stderr);
@@ -123,7 +123,7 @@ describe("from SQLite to PostgreSQL with README's commands", suiteOptions('postg
     assert.equal(read.text, '{"id":9223372036854775807,"name":"Monstera"}');
     const refused = await send(pgServer.url, { path: '/plants/-1', headers: { authorization: `Bearer ${old}` } });
     assert.equal(refused.status, 401, 'a revoked token stays revoked');
-    const listed = await withStore(pg.databaseUrl, (s) => s.listEndpoints(0));
+    const listed = await withStore(pg.databaseUrl, (s) => s.webhooks.listEndpoints(0));
     assert.deepEqual(
       listed.map((e) => [e.endpoint.id, e.endpoint.url, e.endpoint.events, e.endpoint.enabled, e.pending]),
       [[endpointId, hook.url, ['plant.created'], true, 0]],

@@ -90,7 +90,7 @@ for (const kind of stores) {
       // The last answers are in; their outcomes are recorded a moment later.
       let status: EndpointStatus | undefined;
       await pollUntil(async () => {
-        [status] = await s.services.store.listEndpoints(50);
+        [status] = await s.services.store.webhooks.listEndpoints(50);
         return status?.pending === 0;
       }, 5000);
       assert.equal(status!.failed, PAST_THE_WINDOW.length);
@@ -110,7 +110,7 @@ describe('an attempt that cannot be recorded', () => {
     cleanups.push(() => store.close());
     // Every record fails, as on a store error: the lease (time-out + 5 s) runs out each time.
     const refusals: number[] = [];
-    store.recordAttempt = async () => {
+    store.webhooks.recordAttempt = async () => {
       refusals.push(Date.now());
       throw new Error('disk I/O error');
     };

@@ -253,7 +253,7 @@ for (const kind of stores) {
       assert.ok(await until(() => hook.requests.length >= 1));
       assert.ok(
         await pollUntil(
-          async () => (await s.services.store.listEndpoints(0))[0]?.endpoint.enabled === false,
+          async () => (await s.services.store.webhooks.listEndpoints(0))[0]?.endpoint.enabled === false,
           10_000,
           200,
         ),

@@ -142,7 +142,7 @@ for (const store of stores) {
       it('a token revoked while the server runs stops working within 1 s, with invalid_token', async () => {
         const token = await createToken('to-revoke');
         assert.equal((await postPlant(server, token, plantBody())).status, 200);
-        const row = (await server.services.store.listTokens()).find((r) => r.name === 'to-revoke');
+        const row = (await server.services.store.tokens.list()).find((r) => r.name === 'to-revoke');
         assert.ok(row);
         await revokeToken(server.services.store, row.id);
         let last: RawResponse | undefined;

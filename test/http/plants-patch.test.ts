@@ -29,7 +29,7 @@ for (const store of stores) {
 
     before(async () => {
       server = await buildTestApp({ store });
-      await server.services.store.insertEndpoint({
+      await server.services.store.webhooks.insertEndpoint({
         id: 'ep_patch',
         url: 'http://127.0.0.1:9/hook',
         events: ['plant.updated'],
@@ -60,7 +60,7 @@ for (const store of stores) {
 
     it('announces a change (plant.updated) and nothing for a patch that changes nothing', async () => {
       const id = await plant('"name":"Fern"');
-      const pending = () => server.services.store.countPendingDeliveries();
+      const pending = () => server.services.store.webhooks.countPendingDeliveries();
       const before = await pending();
       assert.equal((await patch(id, '{"tag":"shade"}')).status, 200);
       assert.equal(await pending(), before + 1);

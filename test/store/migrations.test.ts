@@ -38,7 +38,7 @@ for (const kind of stores) {
       const { store, migrated } = await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 });
       try {
         assert.ok(migrated >= 1);
-        const prefixes = Object.fromEntries((await store.listTokens()).map((t) => [t.id, t.prefix]));
+        const prefixes = Object.fromEntries((await store.tokens.list()).map((t) => [t.id, t.prefix]));
         assert.deepEqual(prefixes, { op: '', managed: 'pst_AbCd', 'looks-managed': '' });
       } finally {
         await store.close();

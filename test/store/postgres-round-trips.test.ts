@@ -52,7 +52,7 @@ describe('round trips of a write batch [postgres]', suiteOptions('postgres'), ()
     const replaced = await perCommit(ids.map((id) => ({ kind: 'replace', plant: { id, name: `renamed ${id}` } })));
     assert.deepEqual(replaced, [2, ids.map(() => 'updated')]);
 
-    await store.insertEndpoint({
+    await store.webhooks.insertEndpoint({
       id: 'ep_rt',
       url: 'http://127.0.0.1:9/hook',
       events: ['plant.deleted'],
@@ -63,7 +63,7 @@ describe('round trips of a write batch [postgres]', suiteOptions('postgres'), ()
     });
     const deleted = await perCommit(ids.map((id) => ({ kind: 'delete', id })));
     assert.deepEqual(deleted, [2, ids.map(() => 'deleted')]);
-    assert.equal(await store.countPendingDeliveries(), ids.length);
+    assert.equal(await store.webhooks.countPendingDeliveries(), ids.length);
     assert.deepEqual(await store.listPlants({}, 10), []);
   });
 });

@@ -50,7 +50,7 @@ for (const kind of stores) {
     before(async () => {
       db = createTestStore(kind);
       store = await open(db.databaseUrl);
-      await store.insertEndpoint({
+      await store.webhooks.insertEndpoint({
         id: 'ep_all',
         url: 'http://127.0.0.1:9/hook',
         events: ['plant.created', 'plant.updated', 'plant.deleted'],
@@ -70,7 +70,7 @@ for (const kind of stores) {
     /** Events written since the last call (each pending delivery of the one endpoint is one event). */
     let seen = 0;
     async function newEvents(): Promise<number> {
-      const now = await store.countPendingDeliveries();
+      const now = await store.webhooks.countPendingDeliveries();
       const fresh = now - seen;
       seen = now;
       return fresh;

@@ -42,8 +42,8 @@ export function backupLines(text: string): string[] {
 export async function storeCounts(databaseUrl: string): Promise<{ plants: number; tokens: number; webhooks: number }> {
   return withStore(databaseUrl, async (store) => ({
     plants: await store.countPlants(),
-    tokens: await store.countTokens(),
-    webhooks: (await store.listEndpoints(0)).length,
+    tokens: await store.tokens.count(),
+    webhooks: (await store.webhooks.listEndpoints(0)).length,
   }));
 }
 

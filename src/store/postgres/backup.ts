@@ -3,7 +3,8 @@ import type { EventType } from '../../domain/webhook.js';
 import type { RestoreTarget, StoreSnapshot } from '../store.js';
 import { storeError } from './errors.js';
 import { postgresPlantTx } from './plant-tx.js';
-import { oneByOne, plantFromRow, tokenFromRow, type PlantRow, type Run, type TokenRow } from './rows.js';
+import { oneByOne, plantFromRow, type PlantRow, type Run } from './rows.js';
+import { tokenFromRow, type TokenRow } from './tokens.js';
 
 /**
  * A restore's statements get this long (a lock held by a busy instance, a large batch); the

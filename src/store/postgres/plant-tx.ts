@@ -3,7 +3,7 @@ import type { EventType } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
 import { entriesChanged, entriesOf, WORDS_SQL } from './plant-words.js';
 import { plantFromRow, type PlantRow, type Statements } from './rows.js';
-import { emitEvents } from './webhooks.js';
+import { emitEvents } from './outbox.js';
 
 /**
  * Statements of the write path. A write batch writes their parameters in (inline.ts); run one by

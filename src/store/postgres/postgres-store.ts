@@ -3,16 +3,10 @@ import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
-import type { TokenRecord } from '../../domain/token.js';
-import type {
-  AttemptResult,
-  DueDelivery,
-  EndpointStatus,
-  EndpointsDue,
-  WebhookEndpoint,
-} from '../../domain/webhook.js';
 import type { StoreKind } from '../schema-versions.js';
 import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
+import type { TokenStore } from '../tokens.js';
+import type { WebhookStore } from '../webhooks.js';
 import { applyWrites } from '../write-path.js';
 import { postgresRestore, postgresSnapshot } from './backup.js';
 import { Batcher } from './batcher.js';
@@ -21,8 +15,9 @@ import { isUnavailable, storeError } from './errors.js';
 import { MIGRATION_TIMEOUT_MS, runMigrations } from './migrations.js';
 import { listFiltered } from './plant-filters.js';
 import { postgresPlantTx } from './plant-tx.js';
-import { plantFromRow, SQL, tokenFromRow, type PlantRow, type Run, type Statements, type TokenRow } from './rows.js';
-import { PostgresWebhooks } from './webhooks.js';
+import { plantFromRow, SQL, type PlantRow, type Run, type Statements } from './rows.js';
+import { postgresTokens } from './tokens.js';
+import { postgresWebhooks } from './webhooks.js';
 import { inline } from './inline.js';
 
 /**
@@ -89,9 +84,8 @@ export class PostgresStore implements Store {
   private readonly pool: Pool;
   private readonly schema: string | undefined;
   private readonly run: Run;
-  /** Token look-ups, with their own short budget: see TOKEN_LOOKUP_BUDGET_MS. */
-  private readonly lookUp: Run;
-  private readonly webhooks: PostgresWebhooks;
+  readonly tokens: TokenStore;
+  readonly webhooks: WebhookStore;
   private readonly writes: Batcher<PlantWrite, WriteOutcome>;
   private readonly reads: Batcher<bigint, PlantRecord | undefined>;
 
@@ -100,8 +94,8 @@ export class PostgresStore implements Store {
     this.schema = settings.schema;
     this.pool = new Pool(settings.pool);
     this.run = runOn(this.pool, OPERATION_BUDGET_MS);
-    this.lookUp = runOn(this.pool, TOKEN_LOOKUP_BUDGET_MS);
-    this.webhooks = new PostgresWebhooks(this.run, (work) => this.transaction(work));
+    this.tokens = postgresTokens(this.run, runOn(this.pool, TOKEN_LOOKUP_BUDGET_MS));
+    this.webhooks = postgresWebhooks(this.run, (work) => this.transaction(work));
     const budget = { ms: OPERATION_BUDGET_MS, late };
     this.writes = new Batcher(
       (batch, timeoutMs) => this.writeBatch(batch, Date.now() + timeoutMs),
@@ -271,65 +265,6 @@ export class PostgresStore implements Store {
   async countPlants(): Promise<number> {
     const [row] = await this.run<{ n: string }>({ text: 'SELECT count(*) AS n FROM plants' });
     return Number(row?.n ?? 0);
-  }
-
-  insertEndpoint(endpoint: WebhookEndpoint): Promise<void> {
-    return this.webhooks.insertEndpoint(endpoint);
-  }
-
-  listEndpoints(recent: number): Promise<EndpointStatus[]> {
-    return this.webhooks.listEndpoints(recent);
-  }
-
-  removeEndpoint(id: string): Promise<boolean> {
-    return this.webhooks.removeEndpoint(id);
-  }
-
-  endpointsDue(now: number): Promise<EndpointsDue> {
-    return this.webhooks.endpointsDue(now);
-  }
-
-  claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]> {
-    return this.webhooks.claimDeliveries(now, leaseUntil, limits);
-  }
-
-  recordAttempt(result: AttemptResult): Promise<void> {
-    return this.webhooks.recordAttempt(result);
-  }
-
-  countPendingDeliveries(): Promise<number> {
-    return this.webhooks.countPendingDeliveries();
-  }
-
-  pruneEvents(before: number): Promise<number> {
-    return this.webhooks.pruneEvents(before);
-  }
-
-  async insertToken(t: TokenRecord): Promise<void> {
-    const text = `INSERT INTO tokens (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at)
-                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
-    const iso = (d: Date | null) => d?.toISOString() ?? null;
-    const values = [t.id, t.name, t.hash, t.prefix, t.scopes, iso(t.createdAt), iso(t.expiresAt), iso(t.revokedAt)];
-    await this.run({ text, values });
-  }
-
-  async findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
-    const [row] = await this.lookUp<TokenRow>({ ...SQL.tokenByHash, values: [hash] });
-    return row && tokenFromRow(row);
-  }
-
-  async listTokens(): Promise<TokenRecord[]> {
-    return (await this.run<TokenRow>({ text: 'SELECT * FROM tokens ORDER BY created_at, id' })).map(tokenFromRow);
-  }
-
-  async countTokens(): Promise<number> {
-    const [row] = await this.run<{ n: string }>({ text: 'SELECT count(*) AS n FROM tokens' });
-    return Number(row?.n ?? 0);
-  }
-
-  async revokeToken(id: string, at: Date): Promise<boolean> {
-    const text = 'UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING id';
-    return (await this.run({ text, values: [at.toISOString(), id] })).length === 1;
   }
 
   async close(): Promise<void> {

@@ -1,23 +1,11 @@
 import type { QueryConfig, QueryResultRow } from 'pg';
 import type { PlantRecord } from '../../domain/plant.js';
-import type { Scope, TokenRecord } from '../../domain/token.js';
 
 /** pg hands int8 over as a decimal string: ids go through BigInt and never through a float. */
 export interface PlantRow {
   id: string;
   name: string;
   tag: string | null;
-}
-
-export interface TokenRow {
-  id: string;
-  name: string;
-  hash: string;
-  prefix: string;
-  scopes: string[];
-  created_at: Date;
-  expires_at: Date | null;
-  revoked_at: Date | null;
 }
 
 /** Runs one statement and resolves to its rows; outages reject with StoreUnavailableError. */
@@ -48,23 +36,9 @@ export const SQL = {
   getPlants: { name: 'plants-get', text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
   listFirst: { name: 'plants-list-first', text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
   listAfter: { name: 'plants-list-after', text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },
-  tokenByHash: { name: 'token-by-hash', text: 'SELECT * FROM tokens WHERE hash = $1' },
 } as const;
 
 export function plantFromRow(row: PlantRow): PlantRecord {
   const id = BigInt(row.id);
   return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };
-}
-
-export function tokenFromRow(row: TokenRow): TokenRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    hash: row.hash,
-    prefix: row.prefix,
-    scopes: row.scopes as Scope[],
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-  };
 }

@@ -1,232 +1,84 @@
-import type { QueryConfig } from 'pg';
-import type {
-  AttemptResult,
-  DueDelivery,
-  EndpointStatus,
-  EndpointsDue,
-  EventType,
-  NewEvent,
-  WebhookEndpoint,
-} from '../../domain/webhook.js';
-import { claimable } from '../claimable.js';
+import type { EndpointStatus, EventType, WebhookEndpoint } from '../../domain/webhook.js';
+import type { WebhookStore } from '../webhooks.js';
+import { postgresOutbox } from './outbox.js';
 import type { Run } from './rows.js';
 
-/**
- * Writes the events of a change in the caller's transaction (the outbox): one statement inserts
- * the events that some enabled endpoint subscribes to, and one delivery per such endpoint.
- */
-export async function emitEvents(run: (query: QueryConfig) => Promise<unknown>, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await run({
-    name: 'events-emit',
-    text: `WITH ev AS (
-             INSERT INTO events (id, type, plant_id, body, created_at)
-             SELECT u.id, u.type, u.plant_id, u.body, u.created_at
-             FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) WITH ORDINALITY
-                  AS u (id, type, plant_id, body, created_at, n)
-             WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.enabled AND u.type = ANY (e.events))
-             ORDER BY u.n
-             RETURNING seq, type, plant_id, created_at)
-           INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
-           SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM ev JOIN webhook_endpoints e ON e.enabled AND ev.type = ANY (e.events)`,
-    values: [
-      events.map((e) => e.id),
-      events.map((e) => e.type),
-      events.map((e) => String(e.plantId)),
-      events.map((e) => e.body),
-      events.map((e) => String(e.createdAt)),
-    ],
-  });
-}
-
-const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
-
-const CLAIMABLE = claimable('$1');
-
-/** The endpoints and the dispatcher's statements; `FOR UPDATE SKIP LOCKED` lets instances share the work. */
-export class PostgresWebhooks {
-  constructor(
-    private readonly run: Run,
-    private readonly transaction: <T>(work: (run: Run) => Promise<T>) => Promise<T>,
-  ) {}
-
-  async insertEndpoint(e: WebhookEndpoint): Promise<void> {
-    await this.run({
-      text: 'INSERT INTO webhook_endpoints (id, url, events, secret, enabled, created_at) VALUES ($1, $2, $3, $4, true, $5)',
-      values: [e.id, e.url, e.events, e.secret, String(e.createdAt.getTime())],
-    });
-  }
-
-  async listEndpoints(recent: number): Promise<EndpointStatus[]> {
-    const rows = await this.run<{
-      id: string;
-      url: string;
-      events: string[];
-      enabled: boolean;
-      disabled_reason: string | null;
-      created_at: string;
-      pending: string;
-      delivered: string;
-      failed: string;
-    }>({
-      text: `SELECT e.id, e.url, e.events, e.enabled, e.disabled_reason, e.created_at,
-               (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending') AS pending,
-               (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'delivered') AS delivered,
-               (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'failed') AS failed
-             FROM webhook_endpoints e ORDER BY e.created_at, e.id`,
-    });
-    const out: EndpointStatus[] = [];
-    for (const e of rows) {
-      const recentRows = await this.run<{
-        event_id: string;
-        type: string;
-        state: string;
-        attempts: number;
-        last_status: number | null;
-        last_error: string | null;
-        last_attempt_at: string | null;
-      }>({
-        text: `SELECT ev.id AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
-               FROM deliveries d JOIN events ev ON ev.seq = d.event_seq
-               WHERE d.endpoint_id = $1 AND d.attempts > 0 ORDER BY d.last_attempt_at DESC LIMIT $2`,
-        values: [e.id, recent],
-      });
-      out.push({
-        endpoint: {
-          id: e.id,
-          url: e.url,
-          events: e.events as EventType[],
-          enabled: e.enabled,
-          disabledReason: e.disabled_reason,
-          createdAt: new Date(Number(e.created_at)),
-        },
-        pending: Number(e.pending),
-        delivered: Number(e.delivered),
-        failed: Number(e.failed),
-        recent: recentRows.map((r) => ({
-          eventId: r.event_id,
-          type: r.type,
-          state: r.state,
-          attempts: r.attempts,
-          status: r.last_status,
-          error: r.last_error,
-          at: r.last_attempt_at === null ? null : new Date(Number(r.last_attempt_at)),
-        })),
-      });
-    }
-    return out;
-  }
-
-  async removeEndpoint(id: string): Promise<boolean> {
-    return (
-      (await this.run({ text: 'DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', values: [id] })).length === 1
-    );
-  }
-
-  async endpointsDue(now: number): Promise<EndpointsDue> {
-    const rows = await this.run<{ id: string; due: boolean }>({
-      name: 'deliveries-endpoints-due',
-      text: `SELECT e.id, EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = e.id AND ${CLAIMABLE}) AS due
-             FROM webhook_endpoints e WHERE e.enabled ORDER BY e.created_at, e.id`,
-      values: [String(now)],
-    });
-    return { enabled: rows.length, due: rows.filter((r) => r.due).map((r) => r.id) };
-  }
-
-  async claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]> {
-    if (limits.size === 0) return [];
-    const rows = await this.run<{
-      event_seq: string;
-      endpoint_id: string;
-      attempts: number;
-      id: string;
-      type: string;
-      plant_id: string;
-      body: string;
-      created_at: string;
-      url: string;
-      secret: string;
-    }>({
-      name: 'deliveries-claim',
-      // Each endpoint's earliest due deliveries up to its limit, skipping those another instance
-      // is claiming; the lease is checked again on the locked row.
-      text: `WITH due AS (
-               SELECT x.event_seq, x.endpoint_id
-               FROM unnest($3::text[], $4::int[]) AS q (endpoint_id, n)
-               CROSS JOIN LATERAL (
-                 SELECT d.event_seq, d.endpoint_id FROM deliveries d
-                 WHERE d.endpoint_id = q.endpoint_id AND ${CLAIMABLE}
-                   AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.enabled)
-                 ORDER BY d.next_attempt_at, d.event_seq LIMIT q.n
-                 FOR UPDATE OF d SKIP LOCKED) x
-             ), c AS (
-               UPDATE deliveries d SET locked_until = $2 FROM due
-               WHERE d.event_seq = due.event_seq AND d.endpoint_id = due.endpoint_id
-                 AND (d.locked_until IS NULL OR d.locked_until <= $1)
-               RETURNING d.event_seq, d.endpoint_id, d.attempts)
-             SELECT c.event_seq, c.endpoint_id, c.attempts, ev.id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
-             FROM c JOIN events ev ON ev.seq = c.event_seq JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
-      values: [String(now), String(leaseUntil), [...limits.keys()], [...limits.values()]],
-    });
-    return rows.map((r) => ({
-      eventSeq: BigInt(r.event_seq),
-      eventId: r.id,
-      type: r.type as EventType,
-      plantId: BigInt(r.plant_id),
-      body: r.body,
-      eventCreatedAt: Number(r.created_at),
-      endpointId: r.endpoint_id,
-      url: r.url,
-      secret: r.secret,
-      attempts: r.attempts,
-    }));
-  }
-
-  recordAttempt(r: AttemptResult): Promise<void> {
-    return this.transaction(async (run) => {
+/** The webhook endpoints of the PostgreSQL store, and their outbox (outbox.ts). */
+export function postgresWebhooks(
+  run: Run,
+  transaction: <T>(work: (run: Run) => Promise<T>) => Promise<T>,
+): WebhookStore {
+  return {
+    async insertEndpoint(e: WebhookEndpoint): Promise<void> {
       await run({
-        text: `UPDATE deliveries SET state = $1, attempts = attempts + 1, next_attempt_at = $2, locked_until = NULL,
-                 last_status = $3, last_error = $4, last_attempt_at = $5,
-                 finished_at = CASE WHEN $1 = 'pending' THEN NULL ELSE $5::bigint END
-               WHERE endpoint_id = $6 AND event_seq = $7`,
-        values: [
-          STATE[r.outcome],
-          String(r.nextAttemptAt),
-          r.status,
-          r.error,
-          String(r.at),
-          r.endpointId,
-          String(r.eventSeq),
-        ],
+        text: 'INSERT INTO webhook_endpoints (id, url, events, secret, enabled, created_at) VALUES ($1, $2, $3, $4, true, $5)',
+        values: [e.id, e.url, e.events, e.secret, String(e.createdAt.getTime())],
       });
-      if (r.disableEndpoint !== null) {
-        await run({
-          text: 'UPDATE webhook_endpoints SET enabled = false, disabled_reason = $1 WHERE id = $2',
-          values: [r.disableEndpoint, r.endpointId],
+    },
+    async listEndpoints(recent: number): Promise<EndpointStatus[]> {
+      const rows = await run<{
+        id: string;
+        url: string;
+        events: string[];
+        enabled: boolean;
+        disabled_reason: string | null;
+        created_at: string;
+        pending: string;
+        delivered: string;
+        failed: string;
+      }>({
+        text: `SELECT e.id, e.url, e.events, e.enabled, e.disabled_reason, e.created_at,
+                 (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending') AS pending,
+                 (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'delivered') AS delivered,
+                 (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'failed') AS failed
+               FROM webhook_endpoints e ORDER BY e.created_at, e.id`,
+      });
+      const out: EndpointStatus[] = [];
+      for (const e of rows) {
+        const recentRows = await run<{
+          event_id: string;
+          type: string;
+          state: string;
+          attempts: number;
+          last_status: number | null;
+          last_error: string | null;
+          last_attempt_at: string | null;
+        }>({
+          text: `SELECT ev.id AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
+                 FROM deliveries d JOIN events ev ON ev.seq = d.event_seq
+                 WHERE d.endpoint_id = $1 AND d.attempts > 0 ORDER BY d.last_attempt_at DESC LIMIT $2`,
+          values: [e.id, recent],
         });
-        await run({
-          text: `UPDATE deliveries SET state = 'failed', locked_until = NULL, last_error = coalesce(last_error, $1), finished_at = $2
-                 WHERE endpoint_id = $3 AND state = 'pending'`,
-          values: [r.disableEndpoint, String(r.at), r.endpointId],
+        out.push({
+          endpoint: {
+            id: e.id,
+            url: e.url,
+            events: e.events as EventType[],
+            enabled: e.enabled,
+            disabledReason: e.disabled_reason,
+            createdAt: new Date(Number(e.created_at)),
+          },
+          pending: Number(e.pending),
+          delivered: Number(e.delivered),
+          failed: Number(e.failed),
+          recent: recentRows.map((r) => ({
+            eventId: r.event_id,
+            type: r.type,
+            state: r.state,
+            attempts: r.attempts,
+            status: r.last_status,
+            error: r.last_error,
+            at: r.last_attempt_at === null ? null : new Date(Number(r.last_attempt_at)),
+          })),
         });
       }
-    });
-  }
-
-  async pruneEvents(before: number): Promise<number> {
-    const rows = await this.run({
-      text: `DELETE FROM events WHERE created_at < $1
-               AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')
-             RETURNING seq`,
-      values: [String(before)],
-    });
-    return rows.length;
-  }
-
-  async countPendingDeliveries(): Promise<number> {
-    const [row] = await this.run<{ n: string }>({
-      text: "SELECT count(*) AS n FROM deliveries WHERE state = 'pending'",
-    });
-    return Number(row?.n ?? 0);
-  }
+      return out;
+    },
+    async removeEndpoint(id: string): Promise<boolean> {
+      return (
+        (await run({ text: 'DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', values: [id] })).length === 1
+      );
+    },
+    ...postgresOutbox(run, transaction),
+  };
 }

@@ -3,7 +3,6 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
-import type { Scope, TokenRecord } from '../../domain/token.js';
 
 export interface OpenOptions {
   /** Create the file's directory (owner-only) when it is missing: only the default store's. */
@@ -124,31 +123,6 @@ export interface PlantRow {
   tag: string | null;
 }
 
-export interface TokenRow {
-  id: string;
-  name: string;
-  hash: string;
-  prefix: string;
-  scopes: string;
-  created_at: bigint;
-  expires_at: bigint | null;
-  revoked_at: bigint | null;
-}
-
 export function plantFromRow(row: PlantRow): PlantRecord {
   return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
-}
-
-export function tokenFromRow(row: TokenRow): TokenRecord {
-  const date = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)));
-  return {
-    id: row.id,
-    name: row.name,
-    hash: row.hash,
-    prefix: row.prefix,
-    scopes: row.scopes.split(' ').filter(Boolean) as Scope[],
-    createdAt: new Date(Number(row.created_at)),
-    expiresAt: date(row.expires_at),
-    revokedAt: date(row.revoked_at),
-  };
 }

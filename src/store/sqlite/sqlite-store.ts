@@ -5,21 +5,17 @@ import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
-import type { TokenRecord } from '../../domain/token.js';
-import type {
-  AttemptResult,
-  DueDelivery,
-  EndpointStatus,
-  EndpointsDue,
-  WebhookEndpoint,
-} from '../../domain/webhook.js';
 import type { StoreKind } from '../schema-versions.js';
 import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
+import type { TokenStore } from '../tokens.js';
+import type { WebhookStore } from '../webhooks.js';
 import { applyWrites } from '../write-path.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
 import { openConnections, prepareFile, removeCreated, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
 import { sqliteReads } from './reads.js';
+import { sqliteTokens, tokenInsert } from './tokens.js';
+import { sqliteWebhooks } from './webhooks.js';
 import { WalSync } from './wal-sync.js';
 import { sqliteError, SqliteWriter, type JobKind } from './writer.js';
 import { sqliteWrites } from './writes.js';
@@ -46,6 +42,8 @@ export class SqliteStore implements Store {
         sync: WalSync;
         reads: ReturnType<typeof sqliteReads>;
         writes: ReturnType<typeof sqliteWrites>;
+        tokens: TokenStore;
+        webhooks: WebhookStore;
       }
     | undefined;
 
@@ -70,6 +68,14 @@ export class SqliteStore implements Store {
     }
   }
 
+  get tokens(): TokenStore {
+    return this.s.tokens;
+  }
+
+  get webhooks(): WebhookStore {
+    return this.s.webhooks;
+  }
+
   /** Statements need the tables: they are prepared once the schema is current. */
   private get s() {
     if (!this.ready) throw new Error('the store has not been migrated');
@@ -79,11 +85,15 @@ export class SqliteStore implements Store {
   async migrate(): Promise<number> {
     const applied = migrate(this.writeDb);
     const sync = new WalSync(`${this.path}-wal`);
+    const writer = new SqliteWriter(this.writeDb, sync);
+    const access = { read: this.readDb, write: this.writeDb, writer };
     this.ready = {
       sync,
-      writer: new SqliteWriter(this.writeDb, sync),
+      writer,
       reads: sqliteReads(this.readDb),
       writes: sqliteWrites(this.writeDb),
+      tokens: sqliteTokens(access),
+      webhooks: sqliteWebhooks(access),
     };
     return applied;
   }
@@ -111,7 +121,7 @@ export class SqliteStore implements Store {
 
   /** Reachable, and with room on its disk for writes. */
   async ping(): Promise<void> {
-    await this.read((r) => r.countTokens());
+    await this.tokens.count();
     if (this.ready?.sync.failure) throw this.ready.sync.failure;
     // The storage failed the last commit (a quota or a file-size limit leaves statfs looking
     // fine): a commit that changes nothing says whether it can take writes again. It rejects
@@ -188,60 +198,6 @@ export class SqliteStore implements Store {
     return this.read((r) => r.countPlants());
   }
 
-  insertToken(token: TokenRecord): Promise<void> {
-    return this.write((w) => w.insertToken(token));
-  }
-
-  findTokenByHash(hash: string): Promise<TokenRecord | undefined> {
-    return this.read((r) => r.findTokenByHash(hash));
-  }
-
-  listTokens(): Promise<TokenRecord[]> {
-    return this.read((r) => r.listTokens());
-  }
-
-  countTokens(): Promise<number> {
-    return this.read((r) => r.countTokens());
-  }
-
-  revokeToken(id: string, at: Date): Promise<boolean> {
-    return this.write((w) => w.revokeToken(id, at));
-  }
-
-  insertEndpoint(endpoint: WebhookEndpoint): Promise<void> {
-    return this.write((w) => w.webhooks.insertEndpoint(endpoint));
-  }
-
-  listEndpoints(recent: number): Promise<EndpointStatus[]> {
-    return this.read((r) => r.listEndpoints(recent));
-  }
-
-  removeEndpoint(id: string): Promise<boolean> {
-    return this.write((w) => w.webhooks.removeEndpoint(id));
-  }
-
-  /** A read: a dispatcher polling every second does not write while nothing is due. */
-  endpointsDue(now: number): Promise<EndpointsDue> {
-    return this.read((r) => r.endpointsDue(now));
-  }
-
-  async claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]> {
-    if (limits.size === 0) return [];
-    return this.write((w) => w.webhooks.claim(now, leaseUntil, limits));
-  }
-
-  async recordAttempt(result: AttemptResult): Promise<void> {
-    await this.write((w) => w.webhooks.record(result));
-  }
-
-  pruneEvents(before: number): Promise<number> {
-    return this.write((w) => w.webhooks.prune(before));
-  }
-
-  countPendingDeliveries(): Promise<number> {
-    return this.read((r) => r.countPendingDeliveries());
-  }
-
   async close(): Promise<void> {
     await this.ready?.writer.close();
     this.ready?.sync.close();
@@ -255,7 +211,9 @@ export class SqliteStore implements Store {
     // to it: a store that holds something, or cannot be read, stays.
     const held =
       this.created.length > 0 && this.ready
-        ? await this.read((r) => r.countPlants() + r.countTokens() + r.listEndpoints(0).length).catch(() => -1)
+        ? await this.read((r) => r.countPlants())
+            .then(async (n) => n + (await this.tokens.count()) + (await this.webhooks.listEndpoints(0)).length)
+            .catch(() => -1)
         : -1;
     await this.close();
     if (held === 0) removeCreated(this.path, this.created);
@@ -273,6 +231,6 @@ export class SqliteStore implements Store {
 
   /** One writer job: the whole restore is one transaction, made durable by one fsync. */
   restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T> {
-    return this.write((w) => sqliteRestore(this.writeDb, (t) => w.insertToken(t), work));
+    return this.write(() => sqliteRestore(this.writeDb, tokenInsert(this.writeDb), work));
   }
 }

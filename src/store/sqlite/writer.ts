@@ -20,6 +20,25 @@ export function sqliteError(err: unknown): unknown {
   return new StoreUnavailableError(err, code.startsWith('SQLITE_FULL') ? 'the disk is full; retry later' : undefined);
 }
 
+/** A synchronous read, as a promise: SQLite's outage codes become StoreUnavailableError. */
+export function sqliteRead<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work());
+  } catch (err) {
+    return Promise.reject(sqliteError(err));
+  }
+}
+
+/**
+ * What each kind of record works with: reads on the read connection (WAL lets them run while a
+ * write is under way); changes through the writer, on the write connection inside its transaction.
+ */
+export interface SqliteAccess {
+  read: Database.Database;
+  write: Database.Database;
+  writer: SqliteWriter;
+}
+
 /** Jobs that can run together: `many` applies its items in order and answers one result each. */
 export interface JobKind<I, O> {
   many(items: I[]): O[] | Promise<O[]>;

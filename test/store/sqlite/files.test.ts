@@ -110,7 +110,7 @@ describe('the store files', () => {
       await store.discardIfNew!();
       const { store: again } = await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 });
       try {
-        assert.equal(await again.countTokens(), 1);
+        assert.equal(await again.tokens.count(), 1);
       } finally {
         await again.close();
       }

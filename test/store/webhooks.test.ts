@@ -1,6 +1,8 @@
-// The outbox on each store, without a server: events are written with their change (only a
-// real change), claims lease deliveries in order per plant, each endpoint's up to its own limit,
-// and old finished events are pruned.
+// The webhooks' contract, the same cases on both stores, without a server: events are written with
+// their change (only a real change), claims lease deliveries in order per plant, each endpoint's
+// up to its own limit, and old finished events are pruned; endpoints are listed oldest first with
+// their figures, a disabled one gives up its pending deliveries and gets no more, and a removed
+// one takes its deliveries with it.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/open-store.js';
@@ -8,7 +10,7 @@ import type { Store } from '../../src/store/store.js';
 import { createTestStore, stores, suiteOptions } from '../support/stores.js';
 
 for (const kind of stores) {
-  describe(`the outbox on ${kind}`, suiteOptions(kind), () => {
+  describe(`the webhooks [${kind}]`, suiteOptions(kind), () => {
     let store: Store;
     const db = createTestStore(kind);
     after(async () => {
@@ -22,7 +24,7 @@ for (const kind of stores) {
       store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 2 })).store;
       // No subscriber: nothing is written.
       await create(1n, 'before');
-      await store.insertEndpoint({
+      await store.webhooks.insertEndpoint({
         id: 'ep_a',
         url: 'http://127.0.0.1:9/hook',
         events: ['plant.created', 'plant.deleted'],
@@ -43,10 +45,10 @@ for (const kind of stores) {
         { kind: 'create', plant: { id: 4n, name: 'four' } },
         { kind: 'create', plant: { id: 1n, name: 'before' } },
       ]);
-      assert.equal(await store.countPendingDeliveries(), 3);
+      assert.equal(await store.webhooks.countPendingDeliveries(), 3);
 
       const now = Date.now() + 1000;
-      const first = await store.claimDeliveries(now, now + 60_000, new Map([['ep_a', 10]]));
+      const first = await store.webhooks.claimDeliveries(now, now + 60_000, new Map([['ep_a', 10]]));
       // Plant 2's deletion waits for its creation; plant 4 is independent.
       assert.deepEqual(
         first.map((d) => [d.type, d.body]),
@@ -56,12 +58,12 @@ for (const kind of stores) {
         ],
       );
       assert.deepEqual(
-        await store.claimDeliveries(now, now + 60_000, new Map([['ep_a', 10]])),
+        await store.webhooks.claimDeliveries(now, now + 60_000, new Map([['ep_a', 10]])),
         [],
         'leased: not claimed twice',
       );
       for (const d of first) {
-        await store.recordAttempt({
+        await store.webhooks.recordAttempt({
           eventSeq: d.eventSeq,
           endpointId: d.endpointId,
           at: now,
@@ -72,13 +74,13 @@ for (const kind of stores) {
           disableEndpoint: null,
         });
       }
-      const next = await store.claimDeliveries(now, now + 60_000, new Map([['ep_a', 10]]));
+      const next = await store.webhooks.claimDeliveries(now, now + 60_000, new Map([['ep_a', 10]]));
       assert.deepEqual(
         next.map((d) => d.type),
         ['plant.deleted'],
       );
-      assert.equal(await store.pruneEvents(now + 1), 2, 'the two delivered events; the leased one is pending');
-      const [status] = await store.listEndpoints(5);
+      assert.equal(await store.webhooks.pruneEvents(now + 1), 2, 'the two delivered events; the leased one is pending');
+      const [status] = await store.webhooks.listEndpoints(5);
       assert.equal(status!.pending, 1);
       assert.equal(status!.delivered, 0);
     });
@@ -86,7 +88,7 @@ for (const kind of stores) {
     it("claims each endpoint's deliveries up to its own limit; endpointsDue names those with any to claim", async () => {
       // Continues from the store above: ep_a (creations and deletions) has plant 2's deletion leased.
       const endpoint = (id: string, enabled = true) =>
-        store.insertEndpoint({
+        store.webhooks.insertEndpoint({
           id,
           url: `http://127.0.0.1:9/${id}`,
           events: ['plant.updated'],
@@ -109,19 +111,77 @@ for (const kind of stores) {
         await store.writePlant({ kind: 'replace', plant: { id, name } });
       const now = Date.now() + 1000;
       const lease = now + 60_000;
-      assert.deepEqual(await store.endpointsDue(now), { enabled: 3, due: ['ep_a', 'ep_b', 'ep_c'] });
+      assert.deepEqual(await store.webhooks.endpointsDue(now), { enabled: 3, due: ['ep_a', 'ep_b', 'ep_c'] });
       const claim = async (limits: Record<string, number>) =>
-        (await store.claimDeliveries(now, lease, new Map(Object.entries(limits))))
+        (await store.webhooks.claimDeliveries(now, lease, new Map(Object.entries(limits))))
           .map((d) => `${d.endpointId}:${d.plantId}`)
           .sort();
       assert.deepEqual(await claim({ ep_a: 10 }), ['ep_a:10', 'ep_a:11', 'ep_a:12', 'ep_a:13'], 'the creations');
       assert.deepEqual(await claim({ ep_b: 2 }), ['ep_b:10', 'ep_b:11']);
       assert.deepEqual(await claim({ ep_b: 10, ep_c: 1 }), ['ep_b:12', 'ep_b:13', 'ep_c:10']);
       // ep_b's only pending one left is plant 10's second change, behind its leased first.
-      assert.deepEqual(await store.endpointsDue(now), { enabled: 3, due: ['ep_c'] });
+      assert.deepEqual(await store.webhooks.endpointsDue(now), { enabled: 3, due: ['ep_c'] });
       assert.deepEqual(await claim({ ep_b: 10, ep_a: 10 }), []);
       assert.deepEqual(await claim({ ep_c: 10 }), ['ep_c:11', 'ep_c:12', 'ep_c:13']);
-      assert.deepEqual(await store.endpointsDue(now), { enabled: 3, due: [] });
+      assert.deepEqual(await store.webhooks.endpointsDue(now), { enabled: 3, due: [] });
+    });
+
+    it('disables an endpoint, giving up its pending deliveries, and removes one with its deliveries', async () => {
+      await store.webhooks.insertEndpoint({
+        id: 'ep_d',
+        url: 'http://127.0.0.1:9/ep_d',
+        events: ['plant.deleted'],
+        secret: 'whsec_AAAA',
+        enabled: true,
+        disabledReason: null,
+        createdAt: new Date(),
+      });
+      for (const id of [50n, 51n]) {
+        await create(id, 'x');
+        await store.writePlant({ kind: 'delete', id });
+      }
+      const now = Date.now() + 1000;
+      const [first, ...more] = await store.webhooks.claimDeliveries(now, now + 60_000, new Map([['ep_d', 1]]));
+      assert.deepEqual(more, []);
+      await store.webhooks.recordAttempt({
+        eventSeq: first!.eventSeq,
+        endpointId: 'ep_d',
+        at: now,
+        status: 410,
+        error: 'HTTP 410',
+        outcome: 'failed',
+        nextAttemptAt: now,
+        disableEndpoint: 'the endpoint answered 410 Gone',
+      });
+      const listed = await store.webhooks.listEndpoints(5);
+      assert.deepEqual(
+        listed.map((e) => e.endpoint.id),
+        ['ep_a', 'ep_b', 'ep_c', 'ep_d'],
+        'oldest first',
+      );
+      const d = listed.at(-1)!;
+      assert.deepEqual(
+        [d.endpoint.enabled, d.endpoint.disabledReason, d.pending, d.failed],
+        [false, 'the endpoint answered 410 Gone', 0, 2],
+      );
+      assert.deepEqual(
+        d.recent.map((r) => [r.state, r.status]),
+        [['failed', 410]],
+        'the attempt made; the one given up was never attempted',
+      );
+      assert.equal((await store.webhooks.endpointsDue(now)).enabled, 3);
+      await create(52n, 'x');
+      await store.writePlant({ kind: 'delete', id: 52n });
+      assert.equal((await store.webhooks.listEndpoints(0)).at(-1)!.pending, 0, 'no delivery for a disabled endpoint');
+
+      const pending = await store.webhooks.countPendingDeliveries();
+      assert.equal(await store.webhooks.removeEndpoint('ep_a'), true);
+      assert.equal(await store.webhooks.removeEndpoint('ep_a'), false);
+      assert.deepEqual(
+        (await store.webhooks.listEndpoints(0)).map((e) => e.endpoint.id),
+        ['ep_b', 'ep_c', 'ep_d'],
+      );
+      assert.ok((await store.webhooks.countPendingDeliveries()) < pending, "ep_a's pending deliveries went with it");
     });
   });
 }

@@ -1,0 +1,64 @@
+import type { Scope, TokenRecord } from '../../domain/token.js';
+import type { TokenStore } from '../tokens.js';
+import type { Run } from './rows.js';
+
+export interface TokenRow {
+  id: string;
+  name: string;
+  hash: string;
+  prefix: string;
+  scopes: string[];
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export function tokenFromRow(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    hash: row.hash,
+    prefix: row.prefix,
+    scopes: row.scopes as Scope[],
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+const SQL = {
+  // Named: every request's look-up, parsed once per connection, then only bound and run.
+  byHash: { name: 'token-by-hash', text: 'SELECT * FROM tokens WHERE hash = $1' },
+  list: { text: 'SELECT * FROM tokens ORDER BY created_at, id' },
+  count: { text: 'SELECT count(*) AS n FROM tokens' },
+  insert: {
+    text: `INSERT INTO tokens (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+  },
+  revoke: { text: 'UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING id' },
+} as const;
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+/**
+ * The tokens of the PostgreSQL store: each operation one statement on a pooled connection; a
+ * request's look-up by hash through `lookUp`, with its own short budget (TOKEN_LOOKUP_BUDGET_MS).
+ */
+export function postgresTokens(run: Run, lookUp: Run = run): TokenStore {
+  return {
+    async insert(t) {
+      const values = [t.id, t.name, t.hash, t.prefix, t.scopes, iso(t.createdAt), iso(t.expiresAt), iso(t.revokedAt)];
+      await run({ ...SQL.insert, values });
+    },
+    async findByHash(hash) {
+      const [row] = await lookUp<TokenRow>({ ...SQL.byHash, values: [hash] });
+      return row && tokenFromRow(row);
+    },
+    list: async () => (await run<TokenRow>(SQL.list)).map(tokenFromRow),
+    async count() {
+      const [row] = await run<{ n: string }>(SQL.count);
+      return Number(row?.n ?? 0);
+    },
+    revoke: async (id, at) => (await run({ ...SQL.revoke, values: [at.toISOString(), id] })).length === 1,
+  };
+}

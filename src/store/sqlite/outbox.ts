@@ -1,0 +1,126 @@
+import type Database from 'better-sqlite3';
+import type { EventType, NewEvent } from '../../domain/webhook.js';
+import { claimable, type Outbox } from '../webhooks.js';
+import { sqliteRead, type SqliteAccess } from './writer.js';
+
+const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
+
+const CLAIMABLE = claimable('@now');
+
+const subscribed = `enabled = 1 AND instr(' ' || events || ' ', ' ' || @type || ' ') > 0`;
+
+/**
+ * Writes the outbox rows of a change, on the write connection inside the writer's transaction:
+ * an event is committed with the change it announces, or not at all. With no subscriber for its
+ * type there is nothing to deliver, so no row (the outbox stays small).
+ */
+export function sqliteEmit(db: Database.Database): (event: NewEvent) => void {
+  const s = {
+    insertEvent: db.prepare(
+      `INSERT INTO events (id, type, plant_id, body, created_at) SELECT @id, @type, @plantId, @body, @createdAt
+       WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE ${subscribed})`,
+    ),
+    insertDeliveries: db.prepare(
+      `INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
+       SELECT @seq, id, @plantId, @createdAt FROM webhook_endpoints WHERE ${subscribed}`,
+    ),
+  };
+  return (ev) => {
+    const { type, plantId, createdAt } = ev;
+    const r = s.insertEvent.run({ id: ev.id, type, plantId, body: ev.body, createdAt });
+    if (r.changes === 1) s.insertDeliveries.run({ seq: r.lastInsertRowid, type, plantId, createdAt });
+  };
+}
+
+/** The dispatcher's statements: reads on the read connection, changes through the writer. */
+export function sqliteOutbox({ read, write, writer }: SqliteAccess): Outbox {
+  const s = {
+    // A read: a dispatcher polling every second does not write while nothing is due.
+    endpointsDue: read.prepare<{ now: number }, { id: string; due: bigint }>(
+      `SELECT e.id, EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = e.id AND ${CLAIMABLE}) AS due
+       FROM webhook_endpoints e WHERE e.enabled = 1 ORDER BY e.created_at, e.id`,
+    ),
+    countPending: read.prepare<[], { n: bigint }>("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'"),
+    claim: write.prepare<
+      { now: number; lease: number; endpoint: string; limit: number },
+      { event_seq: bigint; endpoint_id: string; attempts: bigint }
+    >(
+      `UPDATE deliveries SET locked_until = @lease WHERE rowid IN (
+         SELECT d.rowid FROM deliveries d
+         WHERE d.endpoint_id = @endpoint AND ${CLAIMABLE}
+         ORDER BY d.next_attempt_at, d.event_seq LIMIT @limit)
+         AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = @endpoint AND e.enabled = 1)
+       RETURNING event_seq, endpoint_id, attempts`,
+    ),
+    details: write.prepare<
+      [bigint, string],
+      { id: string; type: string; plant_id: bigint; body: string; created_at: bigint; url: string; secret: string }
+    >(
+      `SELECT ev.id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
+       FROM events ev, webhook_endpoints e WHERE ev.seq = ? AND e.id = ?`,
+    ),
+    record: write.prepare(
+      `UPDATE deliveries SET state = @state, attempts = attempts + 1, next_attempt_at = @next, locked_until = NULL,
+         last_status = @status, last_error = @error, last_attempt_at = @at,
+         finished_at = CASE WHEN @state = 'pending' THEN NULL ELSE @at END
+       WHERE endpoint_id = @endpoint AND event_seq = @seq`,
+    ),
+    disable: write.prepare('UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ? WHERE id = ?'),
+    giveUpPending: write.prepare(
+      `UPDATE deliveries SET state = 'failed', locked_until = NULL, last_error = coalesce(last_error, ?), finished_at = ?
+       WHERE endpoint_id = ? AND state = 'pending'`,
+    ),
+    prune: write.prepare(
+      `DELETE FROM events WHERE created_at < ?
+         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')`,
+    ),
+  };
+
+  return {
+    endpointsDue: (now) =>
+      sqliteRead(() => {
+        const rows = s.endpointsDue.all({ now });
+        return { enabled: rows.length, due: rows.filter((r) => r.due === 1n).map((r) => r.id) };
+      }),
+    countPendingDeliveries: () => sqliteRead(() => Number(s.countPending.get()!.n)),
+    async claimDeliveries(now, lease, limits) {
+      if (limits.size === 0) return [];
+      return writer.run(() => {
+        // Up to its limit of each endpoint's claimable deliveries, the earliest due first.
+        const claimed = [...limits].flatMap(([endpoint, limit]) => s.claim.all({ now, lease, endpoint, limit }));
+        return claimed.map((c) => {
+          const d = s.details.get(c.event_seq, c.endpoint_id)!;
+          return {
+            eventSeq: c.event_seq,
+            eventId: d.id,
+            type: d.type as EventType,
+            plantId: d.plant_id,
+            body: d.body,
+            eventCreatedAt: Number(d.created_at),
+            endpointId: c.endpoint_id,
+            url: d.url,
+            secret: d.secret,
+            attempts: Number(c.attempts),
+          };
+        });
+      });
+    },
+    recordAttempt: (r) =>
+      writer.run(() => {
+        s.record.run({
+          state: STATE[r.outcome],
+          next: r.nextAttemptAt,
+          status: r.status,
+          error: r.error,
+          at: r.at,
+          endpoint: r.endpointId,
+          seq: r.eventSeq,
+        });
+        if (r.disableEndpoint !== null) {
+          s.disable.run(r.disableEndpoint, r.endpointId);
+          s.giveUpPending.run(r.disableEndpoint, r.at, r.endpointId);
+        }
+      }),
+    pruneEvents: (before) => writer.run(() => s.prune.run(before).changes),
+  };
+}

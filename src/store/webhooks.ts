@@ -1,0 +1,46 @@
+import type { AttemptResult, DueDelivery, EndpointStatus, EndpointsDue, WebhookEndpoint } from '../domain/webhook.js';
+
+/** The subscribers: `webhook add`, `list` and `remove`. */
+export interface WebhookEndpoints {
+  insertEndpoint(endpoint: WebhookEndpoint): Promise<void>;
+  /** Every endpoint, oldest first, with its delivery figures and its `recent` latest attempts. */
+  listEndpoints(recent: number): Promise<EndpointStatus[]>;
+  /** Resolves to false when no endpoint has this id; its pending deliveries go with it. */
+  removeEndpoint(id: string): Promise<boolean>;
+}
+
+/**
+ * The outbox: the events plant writes announce (written by the write path, in the same
+ * transaction: write-path.ts) and their deliveries, one per event and subscribed endpoint, as the
+ * dispatcher claims, attempts and records them.
+ */
+export interface Outbox {
+  /**
+   * The enabled endpoints, and those with a delivery that can be claimed now: pending, due, not
+   * leased, and the oldest pending one of its plant for its endpoint (order per plant).
+   */
+  endpointsDue(now: number): Promise<EndpointsDue>;
+  /**
+   * Leases until `leaseUntil`, for each endpoint in `limits`, up to its number of deliveries that
+   * can be claimed now (see endpointsDue), the earliest due first; none of a disabled endpoint.
+   */
+  claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]>;
+  /** One attempt's outcome; one that disables its endpoint gives up the endpoint's pending deliveries. */
+  recordAttempt(result: AttemptResult): Promise<void>;
+  countPendingDeliveries(): Promise<number>;
+  /** Deletes events older than `before` that have no pending delivery, with their deliveries; resolves to how many. */
+  pruneEvents(before: number): Promise<number>;
+}
+
+/** Webhook endpoints and their outbox: one kind, since every delivery belongs to an endpoint. */
+export type WebhookStore = WebhookEndpoints & Outbox;
+
+/**
+ * The condition, in SQL both stores run, on a delivery `d` the dispatcher may claim at `now` (a
+ * placeholder): pending, due, not leased, and the oldest pending one of its plant for its
+ * endpoint (order per plant).
+ */
+export const claimable = (now: string) => `d.state = 'pending' AND d.next_attempt_at <= ${now}
+  AND (d.locked_until IS NULL OR d.locked_until <= ${now})
+  AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.plant_id = d.plant_id
+                  AND p.state = 'pending' AND p.event_seq < d.event_seq)`;

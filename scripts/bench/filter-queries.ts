@@ -73,11 +73,11 @@ const randomAfter = (size: number) => seededId(Math.floor(Math.random() * size))
 async function measure(store: Store, size: number): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const [name, query] of Object.entries(cases)) {
-    for (let i = 0; i < 20; i++) await store.listPlants(query(size), 21);
+    for (let i = 0; i < 20; i++) await store.plants.list(query(size), 21);
     const times: number[] = [];
     for (let i = 0; i < CALLS; i++) {
       const started = performance.now();
-      await store.listPlants(query(size), 21);
+      await store.plants.list(query(size), 21);
       times.push(performance.now() - started);
     }
     out[name] = median(times);

@@ -36,11 +36,11 @@ export async function seedStore(path: string, plants: number, token: string): Pr
   const batch = 10_000;
   for (let start = 0; start < plants; start += batch) {
     const n = Math.min(batch, plants - start);
-    await store.writePlants(
+    await store.plants.writeAll(
       Array.from({ length: n }, (_, k) => ({ kind: 'create' as const, plant: seededPlant(start + k, plants) })),
     );
   }
-  await store.settleAfterImport();
+  await store.plants.settleAfterImport();
   await createToken(store, { name: 'bench', value: token });
   await store.close();
 }

@@ -68,7 +68,7 @@ export function createMetrics(store: Store): Metrics {
     registers: [registry],
     async collect() {
       if (!counted || Date.now() - counted.at > COUNT_TTL_MS) {
-        counted = { value: await store.countPlants(), at: Date.now() };
+        counted = { value: await store.plants.count(), at: Date.now() };
       }
       this.set(counted.value);
     },

@@ -1,8 +1,7 @@
 import type { PlantRecord } from '../domain/plant.js';
-import type { PlantListQuery } from '../domain/plant-query.js';
-import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
 import type { TokenRecord } from '../domain/token.js';
 import type { WebhookEndpoint } from '../domain/webhook.js';
+import type { PlantStore } from './plants.js';
 import type { StoreKind } from './schema-versions.js';
 import type { TokenStore } from './tokens.js';
 import type { WebhookStore } from './webhooks.js';
@@ -18,29 +17,7 @@ export interface Store {
   ping(): Promise<void>;
   /** A line about the state the store was opened in, for the operator, when something is off. */
   readonly notice?: string | undefined;
-  /**
-   * Creates, replaces, patches or deletes one plant under the write path's rules (write-path.ts),
-   * atomically with its outbox event. Writes that arrive together may share a transaction and
-   * its commit; one that fails fails alone.
-   */
-  writePlant(write: PlantWrite): Promise<WriteOutcome>;
-  /** Many writes in one transaction, in order (import): all of them, or none. */
-  writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]>;
-  /**
-   * After an import's batches: lays out what the list's filters read as a bulk load leaves it
-   * badly. SQLite merges its search index, which the load left in one segment per few batches,
-   * into one (a search seeks in each); PostgreSQL refreshes the planner's statistics of the
-   * tables the load filled, rather than wait for autovacuum to notice.
-   */
-  settleAfterImport(): Promise<void>;
-  getPlant(id: bigint): Promise<PlantRecord | undefined>;
-  /**
-   * Up to `limit` plants that pass the query's filters with an id greater than its `after`, by id
-   * ascending; O(limit) whatever the store holds.
-   */
-  listPlants(query: PlantListQuery, limit: number): Promise<PlantRecord[]>;
-  /** How many plants the store holds (for metrics; may take a few ms on millions). */
-  countPlants(): Promise<number>;
+  readonly plants: PlantStore;
   /**
    * Work accepted but not yet begun by the store: writes waiting for a commit (SQLite), operations
    * waiting for a pooled connection (PostgreSQL). How far it has fallen behind (overload bound).

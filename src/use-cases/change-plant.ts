@@ -34,14 +34,14 @@ function sameId(id: bigint, inBody: number | bigint | undefined): void {
 
 /** Replaces the name and tag of an existing plant; a tag absent from the body is removed. */
 export async function replacePlant(
-  store: Store,
+  store: Pick<Store, 'plants'>,
   id: bigint,
   input: PlantReplacementInput,
   conditions?: Preconditions,
 ): Promise<PlantRecord> {
   sameId(id, input.id);
   const write: PlantWrite = { kind: 'replace', plant: plantRecord(id, input.name, input.tag), conditions };
-  return changed(id, await store.writePlant(write));
+  return changed(id, await store.plants.write(write));
 }
 
 /**
@@ -52,17 +52,21 @@ export type PlantPatchInput = OperationInput<'patchPlant'>['body'];
 
 /** Changes the fields the patch names, keeps the others; a patch that changes nothing is no write. */
 export async function patchPlant(
-  store: Store,
+  store: Pick<Store, 'plants'>,
   id: bigint,
   input: PlantPatchInput,
   conditions?: Preconditions,
 ): Promise<PlantRecord> {
   sameId(id, input.id);
   const { id: _id, ...patch } = input;
-  return changed(id, await store.writePlant({ kind: 'patch', id, patch, conditions }));
+  return changed(id, await store.plants.write({ kind: 'patch', id, patch, conditions }));
 }
 
 /** Deletes a plant; its id may be created again afterwards. */
-export async function deletePlant(store: Store, id: bigint, conditions?: Preconditions): Promise<PlantRecord> {
-  return changed(id, await store.writePlant({ kind: 'delete', id, conditions }));
+export async function deletePlant(
+  store: Pick<Store, 'plants'>,
+  id: bigint,
+  conditions?: Preconditions,
+): Promise<PlantRecord> {
+  return changed(id, await store.plants.write({ kind: 'delete', id, conditions }));
 }

@@ -11,9 +11,9 @@ export type NewPlantInput = OperationInput<'addPlant'>['body'];
  * (same name and tag: answered like a creation, nothing changes) and a conflict. Properties
  * the schema does not name were already dropped: never stored, never echoed.
  */
-export async function createPlant(store: Store, input: NewPlantInput): Promise<PlantRecord> {
+export async function createPlant(store: Pick<Store, 'plants'>, input: NewPlantInput): Promise<PlantRecord> {
   const plant = plantRecord(BigInt(input.id), input.name, input.tag);
-  const outcome = await store.writePlant({ kind: 'create', plant });
+  const outcome = await store.plants.write({ kind: 'create', plant });
   if (outcome.kind === 'conflict') {
     throw new ConflictError(`plant ${plant.id} already exists with a different name or tag`);
   }

@@ -7,10 +7,10 @@ import type { Store } from '../store/store.js';
 const PAGE = 1000;
 
 /** Every plant by id, a page at a time, so memory stays flat however many there are. */
-export async function* exportPlants(store: Store): AsyncGenerator<string> {
+export async function* exportPlants(store: Pick<Store, 'plants'>): AsyncGenerator<string> {
   let after: bigint | undefined;
   for (;;) {
-    const page = await store.listPlants({ after }, PAGE);
+    const page = await store.plants.list({ after }, PAGE);
     for (const p of page) yield `${plantJson(p)}\n`;
     if (page.length < PAGE) return;
     after = page.at(-1)!.id;
@@ -40,7 +40,7 @@ export interface ImportOptions {
  * and the rest, invalid lines included, still goes in.
  */
 export async function importPlants(
-  store: Store,
+  store: Pick<Store, 'plants'>,
   doc: ApiDocument,
   lines: AsyncIterable<NdjsonLine> | Iterable<NdjsonLine>,
   options: ImportOptions = {},
@@ -49,7 +49,7 @@ export async function importPlants(
   const report: ImportReport = { created: 0, skipped: 0, refused: [], invalid: [] };
   let batch: { line: number; plant: PlantRecord }[] = [];
   const flush = async () => {
-    const outcomes = await store.writePlants(batch.map((b) => ({ kind: 'create', plant: b.plant })));
+    const outcomes = await store.plants.writeAll(batch.map((b) => ({ kind: 'create', plant: b.plant })));
     outcomes.forEach((o, i) => {
       if (o.kind === 'created') report.created++;
       else if (o.kind === 'unchanged') report.skipped++;
@@ -65,7 +65,7 @@ export async function importPlants(
     if (batch.length >= PAGE) await flush();
   }
   if (batch.length) await flush();
-  if (report.created > 0) await store.settleAfterImport();
+  if (report.created > 0) await store.plants.settleAfterImport();
   return report;
 }
 

@@ -19,11 +19,11 @@ export interface PlantPage {
 export type PlantListInput = OperationInput<'listPlants'>['query'];
 
 /** One page of plants by id, filtered. One extra row is read to know whether another page follows. */
-export async function listPlants(store: Store, query: PlantListInput): Promise<PlantPage> {
+export async function listPlants(store: Pick<Store, 'plants'>, query: PlantListInput): Promise<PlantPage> {
   const search = query.q === undefined ? undefined : searchWords(query.q);
   if (search?.length === 0)
     throw new InvalidInputError('q must hold at least one letter or digit: words are made of them');
-  const rows = await store.listPlants({ after: query.after, tags: query.tag, search }, query.limit + 1);
+  const rows = await store.plants.list({ after: query.after, tags: query.tag, search }, query.limit + 1);
   const plants = rows.slice(0, query.limit);
   return { plants, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };
 }
@@ -40,8 +40,12 @@ export interface PlantRead {
  * say (RFC 9110 13.2.1), a failing If-Match refuses the read (412), a matching If-None-Match
  * makes it a not-modified answer.
  */
-export async function getPlant(store: Store, id: bigint, conditions?: Preconditions): Promise<PlantRead> {
-  const plant = await store.getPlant(id);
+export async function getPlant(
+  store: Pick<Store, 'plants'>,
+  id: bigint,
+  conditions?: Preconditions,
+): Promise<PlantRead> {
+  const plant = await store.plants.get(id);
   if (!plant) throw plantNotFound(id);
   const etag = etagOf(plant);
   const failed = conditions && failedPrecondition(conditions, etag);

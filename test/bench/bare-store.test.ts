@@ -41,8 +41,8 @@ for (const kind of stores) {
 
       const { store: opened } = await openStore({ databaseUrl: store.databaseUrl, databasePoolSize: 2 });
       try {
-        assert.deepEqual(await opened.getPlant(7n), { id: 7n, name: 'Renamed' });
-        assert.equal(await opened.getPlant(8n), undefined);
+        assert.deepEqual(await opened.plants.get(7n), { id: 7n, name: 'Renamed' });
+        assert.equal(await opened.plants.get(8n), undefined);
       } finally {
         await opened.close();
       }

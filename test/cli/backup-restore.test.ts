@@ -75,7 +75,7 @@ for (const kind of stores) {
     before(async () => {
       source = fresh();
       await withStore(source, async (store) => {
-        await store.writePlants(PLANTS.map((plant) => ({ kind: 'create' as const, plant })));
+        await store.plants.writeAll(PLANTS.map((plant) => ({ kind: 'create' as const, plant })));
         token = (await createToken(store, { name: 'api' })).token;
         await createToken(store, { name: 'reader', scopes: ['plants:read'], expiresAt: expires });
         const revoked = await createToken(store, { name: 'old' });

@@ -110,7 +110,7 @@ for (const kind of stores) {
           const batch = Array.from({ length: 1000 }, (_, i) =>
             plantRecord(BigInt(from + i), `seed ${from + i}`, undefined),
           );
-          await store.writePlants(batch.map((plant) => ({ kind: 'create' as const, plant })));
+          await store.plants.writeAll(batch.map((plant) => ({ kind: 'create' as const, plant })));
         }
       });
       assert.equal((await cli(['token', 'create', '--name', 'ci'], { DATABASE_URL: db.databaseUrl })).status, 0);

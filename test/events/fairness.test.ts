@@ -64,7 +64,7 @@ for (const kind of stores) {
       // events find slots free at once rather than after the hung one's time-outs.
       await new Promise((r) => setTimeout(r, 300));
       started = Date.now();
-      await s.services.store.writePlants(
+      await s.services.store.plants.writeAll(
         ids.map((id) => ({ kind: 'replace', plant: { id: BigInt(id), name: `q${id}` } })),
       );
       s.services.dispatcher.nudge();

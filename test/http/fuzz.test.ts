@@ -176,7 +176,7 @@ describe(`fuzz (seed ${SEED}; FUZZ_SEED=${SEED} replays it)`, () => {
 
   const snapshot = async () =>
     JSON.stringify(
-      (await server.services.store.listPlants({}, 1000)).map((p) => [String(p.id), p.name, p.tag ?? null]),
+      (await server.services.store.plants.list({}, 1000)).map((p) => [String(p.id), p.name, p.tag ?? null]),
     );
 
   /** Sends one fuzzed request and holds it to the invariants; `ok` are the statuses it may get. */

@@ -68,12 +68,12 @@ for (const kind of stores) {
       if (kind === 'sqlite')
         assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after an import');
       else assert.ok((await analyzed()) > analyzedBefore, 'plant_words was not analyzed after the import');
-      const found = await s.store.listPlants({ search: searchWords('fern 4321') }, 10);
+      const found = await s.store.plants.list({ search: searchWords('fern 4321') }, 10);
       assert.deepEqual(
         found.map((p) => p.id),
         [4321n],
       );
-      assert.equal((await s.store.listPlants({ search: searchWords('fern'), after: 4_490n }, 100)).length, 10);
+      assert.equal((await s.store.plants.list({ search: searchWords('fern'), after: 4_490n }, 100)).length, 10);
     });
 
     it('not when it created nothing: a second import of the same lines skips them all', async () => {
@@ -91,10 +91,10 @@ describe('the merge after an import, on a larger index [sqlite]', suiteOptions('
   it('goes in steps, each committed on its own, so that other writers wait for a step only', async () => {
     for (let at = 1; at <= 100_000; at += 1_000) {
       const batch = Array.from({ length: 1_000 }, (_, i) => ({ id: BigInt(at + i), name: `moss ${at + i}` }));
-      await s.store.writePlants(batch.map((plant) => ({ kind: 'create', plant })));
+      await s.store.plants.writeAll(batch.map((plant) => ({ kind: 'create', plant })));
     }
     const commits = s.store.writeStats!().commits;
-    await s.store.settleAfterImport();
+    await s.store.plants.settleAfterImport();
     const steps = s.store.writeStats!().commits - commits;
     assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after the merge');
     // About 400 pages of index, merged some 200 at a time; the last step finds nothing to do.
@@ -113,7 +113,7 @@ describe('a restore merges the search index it rebuilt [sqlite]', suiteOptions('
     });
     assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after a restore');
     assert.deepEqual(
-      (await s.store.listPlants({ search: searchWords('palm 54321') }, 10)).map((p) => p.id),
+      (await s.store.plants.list({ search: searchWords('palm 54321') }, 10)).map((p) => p.id),
       [54321n],
     );
   });

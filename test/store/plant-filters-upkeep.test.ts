@@ -27,7 +27,7 @@ const RULE = 8;
 /** No sealed secrets and no endpoints in these backups: the settings restore judges them by. */
 const webhookRules = { webhookAllowPrivate: false, webhookSecretKey: undefined };
 const open = async (databaseUrl: string) => (await openStore({ databaseUrl, databasePoolSize: 2 })).store;
-const found = async (store: Store, query: PlantListQuery) => (await store.listPlants(query, 100)).map((p) => p.id);
+const found = async (store: Store, query: PlantListQuery) => (await store.plants.list(query, 100)).map((p) => p.id);
 
 /**
  * What keeps the filters up on `plants`, read from the catalog: SQLite's indexes and triggers
@@ -81,26 +81,26 @@ for (const kind of stores) {
     it('after a new name, a patch, a delete and a re-creation through the write path', async () => {
       const store = await open(fresh().databaseUrl);
       try {
-        await store.writePlant({ kind: 'create', plant: { id: 1n, name: 'Monstera deliciosa', tag: 'big' } });
-        await store.writePlant({ kind: 'create', plant: { id: 2n, name: 'Lemon tree' } });
+        await store.plants.write({ kind: 'create', plant: { id: 1n, name: 'Monstera deliciosa', tag: 'big' } });
+        await store.plants.write({ kind: 'create', plant: { id: 2n, name: 'Lemon tree' } });
         assert.deepEqual(await found(store, { search: searchWords('monstera') }), [1n]);
-        await store.writePlant({ kind: 'replace', plant: { id: 1n, name: 'Rubber fig', tag: 'big' } });
+        await store.plants.write({ kind: 'replace', plant: { id: 1n, name: 'Rubber fig', tag: 'big' } });
         assert.deepEqual(await found(store, { search: searchWords('monstera') }), []);
         assert.deepEqual(await found(store, { search: searchWords('fig'), tags: ['big'] }), [1n]);
-        await store.writePlant({ kind: 'patch', id: 2n, patch: { tag: 'small' } });
+        await store.plants.write({ kind: 'patch', id: 2n, patch: { tag: 'small' } });
         assert.deepEqual(await found(store, { search: searchWords('lemon'), tags: ['small'] }), [2n]);
-        await store.writePlant({ kind: 'patch', id: 2n, patch: { name: 'Lime tree' } });
+        await store.plants.write({ kind: 'patch', id: 2n, patch: { name: 'Lime tree' } });
         assert.deepEqual(await found(store, { search: searchWords('lemon') }), []);
         assert.deepEqual(await found(store, { search: searchWords('tree') }), [2n]);
-        await store.writePlant({ kind: 'delete', id: 1n });
+        await store.plants.write({ kind: 'delete', id: 1n });
         assert.deepEqual(await found(store, { search: searchWords('fig') }), []);
         assert.deepEqual(await found(store, { tags: ['big'] }), []);
-        await store.writePlant({ kind: 'create', plant: { id: 1n, name: 'Fig again' } });
+        await store.plants.write({ kind: 'create', plant: { id: 1n, name: 'Fig again' } });
         assert.deepEqual(await found(store, { search: searchWords('fig') }), [1n]);
         // The words of the deleted plant went with it: the new plant of its id has none of them.
         assert.deepEqual(await found(store, { search: searchWords('rubber') }), []);
         // A batch of writes in one transaction (import): each write sees the one before.
-        await store.writePlants([
+        await store.plants.writeAll([
           { kind: 'create', plant: { id: 3n, name: 'Café one' } },
           { kind: 'patch', id: 3n, patch: { name: 'Café two' } },
           { kind: 'create', plant: { id: 4n, name: 'Café four' } },
@@ -129,7 +129,7 @@ for (const kind of stores) {
         assert.deepEqual(await found(store, { tags: ['tree'] }), [-9n]);
         // The filters are kept up as the migration made them: the writes after the restore are found.
         assert.deepEqual(await upkeep(db), migrated);
-        await store.writePlant({ kind: 'patch', id: 4n, patch: { name: 'Weeping willow', tag: 'tree' } });
+        await store.plants.write({ kind: 'patch', id: 4n, patch: { name: 'Weeping willow', tag: 'tree' } });
         assert.deepEqual(await found(store, { search: searchWords('fig') }), [-9n]);
         assert.deepEqual(await found(store, { search: searchWords('willow'), tags: ['tree'] }), [4n]);
       } finally {
@@ -149,10 +149,10 @@ for (const kind of stores) {
         );
         assert.equal(report.plants, 5000);
         assert.deepEqual(await found(store, { search: searchWords('fern 4321') }), [4321n]);
-        assert.equal((await store.listPlants({ search: searchWords('number'), after: 4900n }, 1000)).length, 100);
+        assert.equal((await store.plants.list({ search: searchWords('number'), after: 4900n }, 1000)).length, 100);
         assert.deepEqual(await found(store, { search: searchWords('4999'), tags: ['t1'] }), [4999n]);
         assert.deepEqual(await found(store, { search: searchWords('4999'), tags: ['t0'] }), []);
-        assert.equal((await store.listPlants({ tags: ['t1'] }, 5000)).length, 1667);
+        assert.equal((await store.plants.list({ tags: ['t1'] }, 5000)).length, 1667);
       } finally {
         await store.close();
       }
@@ -169,9 +169,9 @@ for (const kind of stores) {
           restoreStore(store, loadDocument(), Readable.from([plantsBackup(kind, 5000, bad)]), webhookRules),
           (err) => err instanceof RestoreRefusedError && /line 4900: name must have at most 256/.test(err.message),
         );
-        assert.equal(await store.countPlants(), 0);
+        assert.equal(await store.plants.count(), 0);
         assert.deepEqual(await upkeep(db), migrated);
-        await store.writePlant({ kind: 'create', plant: { id: 7n, name: 'Fern after', tag: 't1' } });
+        await store.plants.write({ kind: 'create', plant: { id: 7n, name: 'Fern after', tag: 't1' } });
         assert.deepEqual(await found(store, { search: searchWords('fern') }), [7n]);
         assert.deepEqual(await found(store, { tags: ['t1'] }), [7n]);
       } finally {
@@ -204,7 +204,7 @@ for (const kind of stores) {
         assert.deepEqual(await found(store, { search: searchWords('cafe') }), [5n]);
         assert.deepEqual(await found(store, { tags: ['tropical'] }), [-(2n ** 63n), 6n]);
         // And the words follow the writes that come after it (the write path's statements).
-        await store.writePlant({ kind: 'delete', id: 5n });
+        await store.plants.write({ kind: 'delete', id: 5n });
         assert.deepEqual(await found(store, { search: searchWords('monstera') }), [-(2n ** 63n)]);
       } finally {
         await store.close();
@@ -249,7 +249,7 @@ for (const kind of stores) {
         }
         assert.deepEqual(wrong, []);
         // The words written by the migration are the ones the write path takes out again.
-        await store.writePlants([
+        await store.plants.writeAll([
           { kind: 'replace', plant: { id: 1n, name: 'y plant' } },
           { kind: 'delete', id: 2n },
         ]);
@@ -278,12 +278,12 @@ describe('a new name touches only the words that changed [postgres]', suiteOptio
         ).rows.map((r: { entry: string; at: string }) => [r.entry, r.at]),
       );
     try {
-      await store.writePlants([
+      await store.plants.writeAll([
         { kind: 'create', plant: { id: 1n, name: 'Monstera deliciosa' } },
         { kind: 'create', plant: { id: 2n, name: 'Ficus lyrata' } },
       ]);
       const before = await entries();
-      await store.writePlants([
+      await store.plants.writeAll([
         { kind: 'replace', plant: { id: 1n, name: 'Monstera deliciosa variegata' } },
         { kind: 'replace', plant: { id: 2n, name: 'Ficus elastica' } },
       ]);

@@ -33,7 +33,7 @@ for (const kind of stores) {
   describe(`the list's filters [${kind}]`, suiteOptions(kind), () => {
     let db: TestStore;
     let store: Store;
-    const list = (query: PlantListQuery, limit = 100) => store.listPlants(query, limit).then(ids);
+    const list = (query: PlantListQuery, limit = 100) => store.plants.list(query, limit).then(ids);
     /** Every page of `size` through the filter, each from the last id of the one before. */
     async function pages(query: PlantListQuery, size: number): Promise<bigint[]> {
       const seen: bigint[] = [];
@@ -49,7 +49,7 @@ for (const kind of stores) {
     before(async () => {
       db = createTestStore(kind);
       store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 2 })).store;
-      await store.writePlants(PLANTS.map((plant) => ({ kind: 'create', plant })));
+      await store.plants.writeAll(PLANTS.map((plant) => ({ kind: 'create', plant })));
     });
     after(async () => {
       await store.close();
@@ -112,7 +112,7 @@ for (const kind of stores) {
         '[a]{b}(c)<d>',
       ];
       const first = 100n;
-      await store.writePlants(names.map((name, i) => ({ kind: 'create', plant: { id: first + BigInt(i), name } })));
+      await store.plants.writeAll(names.map((name, i) => ({ kind: 'create', plant: { id: first + BigInt(i), name } })));
       try {
         for (const [i, name] of names.entries()) {
           const id = first + BigInt(i);
@@ -124,7 +124,7 @@ for (const kind of stores) {
         assert.deepEqual(await list({ search: searchWords('kerrii') }), [first]);
         assert.deepEqual(await list({ search: searchWords('12') }), [], 'not a part of the word 12cm');
       } finally {
-        await store.writePlants(names.map((_, i) => ({ kind: 'delete', id: first + BigInt(i) })));
+        await store.plants.writeAll(names.map((_, i) => ({ kind: 'delete', id: first + BigInt(i) })));
       }
     });
 

@@ -31,10 +31,10 @@ describe('round trips of a write batch [postgres]', suiteOptions('postgres'), ()
   });
 
   /** Round trips per commit of these concurrent writes, and their outcomes. */
-  async function perCommit(writes: Parameters<Store['writePlant']>[0][]): Promise<[number, string[]]> {
+  async function perCommit(writes: Parameters<Store['plants']['write']>[0][]): Promise<[number, string[]]> {
     const { commits } = store.writeStats!();
     queries = 0;
-    const outcomes = await Promise.all(writes.map((w) => store.writePlant(w)));
+    const outcomes = await Promise.all(writes.map((w) => store.plants.write(w)));
     return [queries / (store.writeStats!().commits - commits), outcomes.map((o) => o.kind)];
   }
 
@@ -64,6 +64,6 @@ describe('round trips of a write batch [postgres]', suiteOptions('postgres'), ()
     const deleted = await perCommit(ids.map((id) => ({ kind: 'delete', id })));
     assert.deepEqual(deleted, [2, ids.map(() => 'deleted')]);
     assert.equal(await store.webhooks.countPendingDeliveries(), ids.length);
-    assert.deepEqual(await store.listPlants({}, 10), []);
+    assert.deepEqual(await store.plants.list({}, 10), []);
   });
 });

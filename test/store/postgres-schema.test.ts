@@ -32,8 +32,8 @@ describe('the PostgreSQL schema of the store', suiteOptions('postgres'), () => {
     const { store, migrated } = await openStore({ databaseUrl: urlWith({ schema }), databasePoolSize: 1 });
     try {
       assert.ok(migrated > 0);
-      await store.writePlants([{ kind: 'create', plant: plantRecord(1n, 'Fern', undefined) }]);
-      assert.equal((await store.getPlant(1n))?.name, 'Fern');
+      await store.plants.writeAll([{ kind: 'create', plant: plantRecord(1n, 'Fern', undefined) }]);
+      assert.equal((await store.plants.get(1n))?.name, 'Fern');
     } finally {
       await store.close();
     }

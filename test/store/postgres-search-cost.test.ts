@@ -64,7 +64,7 @@ describe('the cost of a search page [postgres]', suiteOptions('postgres'), () =>
         id: BigInt(from + k),
         name: `Philodendron ${from + k}`,
       }));
-      await store.writePlants(plants.map((plant) => ({ kind: 'create', plant })));
+      await store.plants.writeAll(plants.map((plant) => ({ kind: 'create', plant })));
     }
     await postgresSql(`ANALYZE ${schema}.plants, ${schema}.plant_words`);
     client = new pg.Client({
@@ -81,7 +81,7 @@ describe('the cost of a search page [postgres]', suiteOptions('postgres'), () =>
 
   it('finds what the rare word and the common one share', async () => {
     const found = async (search: string) =>
-      (await store.listPlants({ search: searchWords(search) }, 20)).map((p) => p.name);
+      (await store.plants.list({ search: searchWords(search) }, 20)).map((p) => p.name);
     assert.deepEqual(await found('philodendron 7'), ['Philodendron 7']);
     assert.deepEqual(await found('7 PHILODENDRON'), ['Philodendron 7']);
     assert.deepEqual(await found('philodendron nowhere'), []);

@@ -18,7 +18,7 @@ for (const kind of stores) {
       await db.drop();
     });
 
-    const create = (id: bigint, name: string) => store.writePlant({ kind: 'create', plant: { id, name } });
+    const create = (id: bigint, name: string) => store.plants.write({ kind: 'create', plant: { id, name } });
 
     it('writes events with real changes only, leases them in order per plant, and prunes finished ones', async () => {
       store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 2 })).store;
@@ -36,12 +36,12 @@ for (const kind of stores) {
       assert.equal((await create(2n, 'two')).kind, 'created');
       assert.equal((await create(2n, 'two')).kind, 'unchanged');
       assert.equal((await create(2n, 'other')).kind, 'conflict');
-      const replace = (id: bigint, name: string) => store.writePlant({ kind: 'replace', plant: { id, name } });
+      const replace = (id: bigint, name: string) => store.plants.write({ kind: 'replace', plant: { id, name } });
       assert.equal((await replace(2n, 'renamed')).kind, 'updated'); // not subscribed
       assert.equal((await replace(3n, 'none')).kind, 'not-found');
-      assert.equal((await store.writePlant({ kind: 'delete', id: 2n })).kind, 'deleted');
-      assert.equal((await store.writePlant({ kind: 'delete', id: 2n })).kind, 'not-found');
-      await store.writePlants([
+      assert.equal((await store.plants.write({ kind: 'delete', id: 2n })).kind, 'deleted');
+      assert.equal((await store.plants.write({ kind: 'delete', id: 2n })).kind, 'not-found');
+      await store.plants.writeAll([
         { kind: 'create', plant: { id: 4n, name: 'four' } },
         { kind: 'create', plant: { id: 1n, name: 'before' } },
       ]);
@@ -108,7 +108,7 @@ for (const kind of stores) {
         [12n, 'y'],
         [13n, 'y'],
       ] as const)
-        await store.writePlant({ kind: 'replace', plant: { id, name } });
+        await store.plants.write({ kind: 'replace', plant: { id, name } });
       const now = Date.now() + 1000;
       const lease = now + 60_000;
       assert.deepEqual(await store.webhooks.endpointsDue(now), { enabled: 3, due: ['ep_a', 'ep_b', 'ep_c'] });
@@ -138,7 +138,7 @@ for (const kind of stores) {
       });
       for (const id of [50n, 51n]) {
         await create(id, 'x');
-        await store.writePlant({ kind: 'delete', id });
+        await store.plants.write({ kind: 'delete', id });
       }
       const now = Date.now() + 1000;
       const [first, ...more] = await store.webhooks.claimDeliveries(now, now + 60_000, new Map([['ep_d', 1]]));
@@ -171,7 +171,7 @@ for (const kind of stores) {
       );
       assert.equal((await store.webhooks.endpointsDue(now)).enabled, 3);
       await create(52n, 'x');
-      await store.writePlant({ kind: 'delete', id: 52n });
+      await store.plants.write({ kind: 'delete', id: 52n });
       assert.equal((await store.webhooks.listEndpoints(0)).at(-1)!.pending, 0, 'no delivery for a disabled endpoint');
 
       const pending = await store.webhooks.countPendingDeliveries();

@@ -41,7 +41,7 @@ export function backupLines(text: string): string[] {
 /** What a store holds, counted outside any server. */
 export async function storeCounts(databaseUrl: string): Promise<{ plants: number; tokens: number; webhooks: number }> {
   return withStore(databaseUrl, async (store) => ({
-    plants: await store.countPlants(),
+    plants: await store.plants.count(),
     tokens: await store.tokens.count(),
     webhooks: (await store.webhooks.listEndpoints(0)).length,
   }));

@@ -2,23 +2,19 @@ import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import type { PlantRecord } from '../../domain/plant.js';
-import type { PlantListQuery } from '../../domain/plant-query.js';
-import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
+import type { PlantStore } from '../plants.js';
 import type { StoreKind } from '../schema-versions.js';
 import type { RestoreTarget, Store, StoreSnapshot } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
-import { applyWrites } from '../write-path.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
 import { openConnections, prepareFile, removeCreated, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
-import { sqliteReads } from './reads.js';
+import { sqlitePlants } from './plants.js';
 import { sqliteTokens, tokenInsert } from './tokens.js';
 import { sqliteWebhooks } from './webhooks.js';
 import { WalSync } from './wal-sync.js';
-import { sqliteError, SqliteWriter, type JobKind } from './writer.js';
-import { sqliteWrites } from './writes.js';
+import { sqliteError, SqliteWriter } from './writer.js';
 
 /** Below this much room on its disk the store says it cannot take writes (readiness, metrics). */
 const MIN_FREE_BYTES = 1024 * 1024;
@@ -40,8 +36,7 @@ export class SqliteStore implements Store {
     | {
         writer: SqliteWriter;
         sync: WalSync;
-        reads: ReturnType<typeof sqliteReads>;
-        writes: ReturnType<typeof sqliteWrites>;
+        plants: PlantStore;
         tokens: TokenStore;
         webhooks: WebhookStore;
       }
@@ -68,6 +63,10 @@ export class SqliteStore implements Store {
     }
   }
 
+  get plants(): PlantStore {
+    return this.s.plants;
+  }
+
   get tokens(): TokenStore {
     return this.s.tokens;
   }
@@ -90,25 +89,11 @@ export class SqliteStore implements Store {
     this.ready = {
       sync,
       writer,
-      reads: sqliteReads(this.readDb),
-      writes: sqliteWrites(this.writeDb),
+      plants: sqlitePlants(access),
       tokens: sqliteTokens(access),
       webhooks: sqliteWebhooks(access),
     };
     return applied;
-  }
-
-  private read<T>(work: (reads: ReturnType<typeof sqliteReads>) => T): Promise<T> {
-    try {
-      return Promise.resolve(work(this.s.reads));
-    } catch (err) {
-      return Promise.reject(sqliteError(err));
-    }
-  }
-
-  private write<T>(work: (writes: ReturnType<typeof sqliteWrites>) => T | Promise<T>): Promise<T> {
-    const { writer, writes } = this.s;
-    return writer.run(() => work(writes));
   }
 
   writeStats(): { commits: number; writes: number } {
@@ -128,7 +113,7 @@ export class SqliteStore implements Store {
     // while the storage still fails, and a success clears the failure.
     if (this.ready?.writer.storageFailure) {
       this.emptyWal();
-      await this.write(() => {
+      await this.s.writer.run(() => {
         const version = this.writeDb.pragma('user_version', { simple: true }) as number;
         this.writeDb.pragma(`user_version = ${version}`);
       });
@@ -163,41 +148,6 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Plant writes queued together are applied together (one read and one insert each, no savepoint each). */
-  private readonly plantWrites: JobKind<PlantWrite, WriteOutcome> = {
-    many: (writes) => applyWrites(writes, this.s.writes.plants),
-    small: true,
-  };
-
-  writePlant(write: PlantWrite): Promise<WriteOutcome> {
-    return this.s.writer.add(this.plantWrites, write);
-  }
-
-  writePlants(writes: PlantWrite[]): Promise<WriteOutcome[]> {
-    return this.write((w) => applyWrites(writes, w.plants));
-  }
-
-  /**
-   * Merges the search index a step at a time, each step a transaction of its own: a server
-   * writing to the same file meanwhile waits for one step (at most 140 ms on 1,000,000 plants),
-   * never for the whole merge (0.6 s there, and about ten times that on ten times as many).
-   */
-  async settleAfterImport(): Promise<void> {
-    for (let merged = true; merged;) merged = await this.write((w) => w.mergeSearchIndexStep());
-  }
-
-  getPlant(id: bigint): Promise<PlantRecord | undefined> {
-    return this.read((r) => r.getPlant(id));
-  }
-
-  listPlants(query: PlantListQuery, limit: number): Promise<PlantRecord[]> {
-    return this.read((r) => r.listPlants(query, limit));
-  }
-
-  countPlants(): Promise<number> {
-    return this.read((r) => r.countPlants());
-  }
-
   async close(): Promise<void> {
     await this.ready?.writer.close();
     this.ready?.sync.close();
@@ -211,8 +161,8 @@ export class SqliteStore implements Store {
     // to it: a store that holds something, or cannot be read, stays.
     const held =
       this.created.length > 0 && this.ready
-        ? await this.read((r) => r.countPlants())
-            .then(async (n) => n + (await this.tokens.count()) + (await this.webhooks.listEndpoints(0)).length)
+        ? await Promise.all([this.plants.count(), this.tokens.count(), this.webhooks.listEndpoints(0)])
+            .then(([plants, tokens, endpoints]) => plants + tokens + endpoints.length)
             .catch(() => -1)
         : -1;
     await this.close();
@@ -231,6 +181,6 @@ export class SqliteStore implements Store {
 
   /** One writer job: the whole restore is one transaction, made durable by one fsync. */
   restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T> {
-    return this.write(() => sqliteRestore(this.writeDb, tokenInsert(this.writeDb), work));
+    return this.s.writer.run(() => sqliteRestore(this.writeDb, tokenInsert(this.writeDb), work));
   }
 }

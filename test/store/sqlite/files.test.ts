@@ -46,7 +46,7 @@ describe('the store files', () => {
       });
       try {
         for (let id = 1n; id <= 400n; id++)
-          await store.writePlant({ kind: 'create', plant: { id, name: `plant ${id}` } });
+          await store.plants.write({ kind: 'create', plant: { id, name: `plant ${id}` } });
         return statSync(`${path}-wal`).size;
       } finally {
         await store.close();

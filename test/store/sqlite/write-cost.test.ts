@@ -56,13 +56,13 @@ function storeToLookAt(prefix: string, fill: (store: Store) => Promise<unknown>)
 describe('what a replace writes [sqlite]', () => {
   const s = storeToLookAt('plant-store-write-cost-', async (store) => {
     for (let i = 1n; i <= 3n; i++)
-      await store.writePlant({ kind: 'create', plant: { id: i, name: `plant ${i}`, tag: 'shade' } });
+      await store.plants.write({ kind: 'create', plant: { id: i, name: `plant ${i}`, tag: 'shade' } });
   });
 
   /** The b-trees whose pages the commit of this one write wrote; it must end as `outcome`. */
   async function pagesOf(write: PlantWrite, outcome: WriteOutcome['kind']): Promise<Set<string>> {
     s.look.pragma('wal_checkpoint(TRUNCATE)');
-    assert.equal((await s.store.writePlant(write)).kind, outcome);
+    assert.equal((await s.store.plants.write(write)).kind, outcome);
     return btreesInWal(s.look, s.path);
   }
   const written = (id: bigint, name: string, tag: string) =>
@@ -85,11 +85,11 @@ describe('what a replace writes [sqlite]', () => {
     const deleted = await pagesOf({ kind: 'delete', id: 3n }, 'deleted');
     for (const pages of [both, renamed, deleted]) assert.ok(!pages.has('plants_fts_docsize'), [...pages].join(', '));
     assert.ok(deleted.has('plants') && deleted.has('plants_fts_data'), [...deleted].join(', '));
-    await s.store.writePlant({ kind: 'create', plant: { id: 3n, name: 'plant 3', tag: 'sun' } });
+    await s.store.plants.write({ kind: 'create', plant: { id: 3n, name: 'plant 3', tag: 'sun' } });
 
     // And each is found as it now is, by its words and by its tag.
-    const ids = async (query: Parameters<Store['listPlants']>[0]) =>
-      (await s.store.listPlants(query, 10)).map((p) => p.id);
+    const ids = async (query: Parameters<Store['plants']['list']>[0]) =>
+      (await s.store.plants.list(query, 10)).map((p) => p.id);
     assert.deepEqual(await ids({ search: searchWords('renamed') }), [1n, 2n]);
     assert.deepEqual(await ids({ search: searchWords('plant') }), [3n]);
     assert.deepEqual(await ids({ tags: ['sun'] }), [1n, 3n]);
@@ -99,19 +99,19 @@ describe('what a replace writes [sqlite]', () => {
 
 describe('what a batch writes to the search index [sqlite]', () => {
   const s = storeToLookAt('plant-store-fts-cost-', (store) =>
-    store.writePlant({ kind: 'create', plant: { id: 1000n, name: 'first fern' } }),
+    store.plants.write({ kind: 'create', plant: { id: 1000n, name: 'first fern' } }),
   );
 
   const ids = Array.from({ length: 20 }, (_, i) => BigInt(i + 1));
   // Writes arrive in any order; FTS5 gathers words in memory only while rowids ascend.
   const arriving = [...ids].reverse();
   const found = async (search: string) =>
-    (await s.store.listPlants({ search: searchWords(search) }, 100)).map((p) => p.id);
+    (await s.store.plants.list({ search: searchWords(search) }, 100)).map((p) => p.id);
 
   /** The leaves FTS5 wrote for these writes, sent in one turn of the event loop: one batch. */
-  async function leaves(writes: Parameters<Store['writePlant']>[0][]): Promise<number> {
+  async function leaves(writes: Parameters<Store['plants']['write']>[0][]): Promise<number> {
     const before = ftsStructure(s.look).leavesWritten;
-    await Promise.all(writes.map((w) => s.store.writePlant(w)));
+    await Promise.all(writes.map((w) => s.store.plants.write(w)));
     return ftsStructure(s.look).leavesWritten - before;
   }
 

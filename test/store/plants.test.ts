@@ -1,7 +1,9 @@
-// The write path's contract, the same cases on both stores: creation, an identical retry and a
-// conflict; replace, patch and delete with their outcomes; If-Match and If-None-Match; an event only for a real
-// change; writes of one id in one batch seeing each other; concurrent writes sharing commits; a
-// write that fails failing alone. Without HTTP: the stores themselves, as `openStore` opens them.
+// The plants' contract, the same cases on both stores, without HTTP: the write path's creation,
+// identical retry and conflict; replace, patch and delete with their outcomes; If-Match and
+// If-None-Match; an event only for a real change; writes of one id in one batch seeing each
+// other; concurrent writes sharing commits; a write that fails failing alone, and a batch of an
+// import failing whole; reads by id, pages by id from a cursor, and the count. (The list's
+// filters: plant-filters.test.ts.)
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -44,7 +46,7 @@ async function plantFailure(kind: StoreKind, databaseUrl: string): Promise<void>
 }
 
 for (const kind of stores) {
-  describe(`the write path [${kind}]`, suiteOptions(kind), () => {
+  describe(`the plants [${kind}]`, suiteOptions(kind), () => {
     let db: TestStore;
     let store: Store;
     before(async () => {
@@ -66,7 +68,7 @@ for (const kind of stores) {
       await db?.drop();
     });
 
-    const write = (w: PlantWrite) => store.writePlant(w);
+    const write = (w: PlantWrite) => store.plants.write(w);
     /** Events written since the last call (each pending delivery of the one endpoint is one event). */
     let seen = 0;
     async function newEvents(): Promise<number> {
@@ -86,7 +88,7 @@ for (const kind of stores) {
         existing: plant,
       });
       assert.equal(await newEvents(), 1);
-      assert.deepEqual(await store.getPlant(plant.id), plant);
+      assert.deepEqual(await store.plants.get(plant.id), plant);
     });
 
     it('replaces, patches and deletes with their outcomes; unchanged content writes no event', async () => {
@@ -123,7 +125,7 @@ for (const kind of stores) {
         assert.deepEqual(await write(w), { kind: 'not-found' });
       }
       assert.equal(await newEvents(), 1);
-      assert.equal(await store.getPlant(10n), undefined);
+      assert.equal(await store.plants.get(10n), undefined);
     });
 
     it('holds If-Match: the current ETag or *, else precondition-failed and nothing changes', async () => {
@@ -141,7 +143,7 @@ for (const kind of stores) {
         (await write({ kind: 'delete', id: 20n, conditions: { ifMatch: [stale] } })).kind,
         'precondition-failed',
       );
-      assert.deepEqual(await store.getPlant(20n), plant);
+      assert.deepEqual(await store.plants.get(20n), plant);
       const patch = { kind: 'patch', id: 20n, patch: { name: 'Tall cactus' } } as const;
       const updated = await write({ ...patch, conditions: { ifMatch: [stale, etag] } });
       assert.equal(updated.kind, 'updated');
@@ -168,7 +170,7 @@ for (const kind of stores) {
           });
         }
       }
-      assert.deepEqual(await store.getPlant(21n), plant);
+      assert.deepEqual(await store.plants.get(21n), plant);
       const both = await write({ kind: 'delete', id: 21n, conditions: { ifMatch: [other], ifNoneMatch: '*' } });
       assert.equal(both.kind === 'precondition-failed' && both.failed, 'If-Match', 'If-Match is evaluated first');
       const renamed = await write({
@@ -183,7 +185,7 @@ for (const kind of stores) {
     });
 
     it('lets writes of one id in one batch see each other, in order', async () => {
-      const outcomes = await store.writePlants([
+      const outcomes = await store.plants.writeAll([
         { kind: 'create', plant: { id: 30n, name: 'a' } },
         { kind: 'create', plant: { id: 30n, name: 'a' } },
         { kind: 'create', plant: { id: 30n, name: 'b' } },
@@ -195,7 +197,7 @@ for (const kind of stores) {
         outcomes.map((o) => o.kind),
         ['created', 'unchanged', 'conflict', 'updated', 'deleted', 'created'],
       );
-      assert.deepEqual(await store.getPlant(30n), { id: 30n, name: 'd' });
+      assert.deepEqual(await store.plants.get(30n), { id: 30n, name: 'd' });
     });
 
     it('creates an id once under concurrent creations, on one store object or two (two instances)', async () => {
@@ -205,7 +207,7 @@ for (const kind of stores) {
           const id = 40n + BigInt(round);
           const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
           const outcomes = await Promise.all(
-            names.map((name, i) => (i % 2 ? other : store).writePlant({ kind: 'create', plant: { id, name } })),
+            names.map((name, i) => (i % 2 ? other : store).plants.write({ kind: 'create', plant: { id, name } })),
           );
           const created = outcomes.filter((o) => o.kind === 'created');
           assert.equal(
@@ -214,7 +216,7 @@ for (const kind of stores) {
             JSON.stringify(outcomes, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)),
           );
           assert.equal(outcomes.filter((o) => o.kind === 'conflict').length, names.length - 1);
-          assert.deepEqual(await store.getPlant(id), (created[0] as { plant: unknown }).plant);
+          assert.deepEqual(await store.plants.get(id), (created[0] as { plant: unknown }).plant);
         }
       } finally {
         await other.close();
@@ -223,14 +225,16 @@ for (const kind of stores) {
 
     it('answers concurrent reads by id each with its own plant: found, missing, one id twice', async () => {
       const plants = Array.from({ length: 20 }, (_, i) => ({ id: 5000n + BigInt(i), name: `r${i}`, tag: `t${i % 3}` }));
-      await Promise.all(plants.map((plant) => store.writePlant({ kind: 'create', plant })));
+      await Promise.all(plants.map((plant) => store.plants.write({ kind: 'create', plant })));
       const ids = [...plants.map((p) => p.id), 5003n, 6000n, -5000n, 8_000_000_000_000_000_000n, 5000n];
-      const read = await Promise.all(ids.map((id) => store.getPlant(id)));
+      const read = await Promise.all(ids.map((id) => store.plants.get(id)));
       assert.deepEqual(read, [...plants, plants[3], undefined, undefined, undefined, plants[0]]);
       // A read sent after a write was acknowledged sees it, whatever reads it came with.
       const [, renamed] = await Promise.all([
-        store.getPlant(5001n),
-        store.writePlant({ kind: 'replace', plant: { id: 5001n, name: 'renamed' } }).then(() => store.getPlant(5001n)),
+        store.plants.get(5001n),
+        store.plants
+          .write({ kind: 'replace', plant: { id: 5001n, name: 'renamed' } })
+          .then(() => store.plants.get(5001n)),
       ]);
       assert.deepEqual(renamed, { id: 5001n, name: 'renamed' });
     });
@@ -249,8 +253,8 @@ for (const kind of stores) {
       const commits = after.commits - before.commits;
       assert.ok(commits <= (kind === 'sqlite' ? 2 : 20), `${commits} commits for 200 writes`);
       assert.equal(after.writes - before.writes, 199);
-      assert.equal(await store.getPlant(1057n), undefined);
-      assert.deepEqual(await store.getPlant(1058n), { id: 1058n, name: 'p58' });
+      assert.equal(await store.plants.get(1057n), undefined);
+      assert.deepEqual(await store.plants.get(1058n), { id: 1058n, name: 'p58' });
       // The store goes on writing.
       assert.equal((await write({ kind: 'create', plant: { id: 1057n, name: 'fine' } })).kind, 'created');
     });
@@ -265,8 +269,41 @@ for (const kind of stores) {
         settled.map((s) => s.status),
         ['fulfilled', 'rejected', 'fulfilled'],
       );
-      assert.equal(await store.getPlant(2001n), undefined, 'the plant went with its failed event');
-      assert.deepEqual(await store.getPlant(2002n), { id: 2002n, name: 'after' });
+      assert.equal(await store.plants.get(2001n), undefined, 'the plant went with its failed event');
+      assert.deepEqual(await store.plants.get(2002n), { id: 2002n, name: 'after' });
+    });
+
+    it('writes the writes of an import all together or not at all', async () => {
+      const batch = [3000n, 3001n, 3002n].map((id) => ({
+        kind: 'create' as const,
+        plant: { id, name: id === 3001n ? 'abort' : `i${id}` },
+      }));
+      await assert.rejects(store.plants.writeAll(batch));
+      for (const id of [3000n, 3001n, 3002n]) assert.equal(await store.plants.get(id), undefined);
+      batch[1]!.plant.name = 'fine';
+      assert.deepEqual(
+        (await store.plants.writeAll(batch)).map((o) => o.kind),
+        ['created', 'created', 'created'],
+      );
+    });
+
+    it('lists plants by id from a cursor, a page at a time, and counts them', async () => {
+      const all = await store.plants.list({}, 10_000);
+      assert.deepEqual(
+        all.map((p) => p.id),
+        [...all.map((p) => p.id)].sort((a, b) => (a < b ? -1 : 1)),
+        'by id ascending',
+      );
+      assert.equal(await store.plants.count(), all.length);
+      const paged = [];
+      for (let after: bigint | undefined, n = 0; n < 1000; n++) {
+        const page = await store.plants.list({ after }, 7);
+        paged.push(...page);
+        if (page.length < 7) break;
+        after = page.at(-1)!.id;
+      }
+      assert.deepEqual(paged, all);
+      assert.deepEqual(await store.plants.list({ after: 2n ** 63n - 1n }, 10), []);
     });
   });
 }

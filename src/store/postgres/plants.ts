@@ -1,0 +1,148 @@
+import type { QueryConfig } from 'pg';
+import { StoreUnavailableError } from '../../domain/errors.js';
+import type { PlantRecord } from '../../domain/plant.js';
+import type { PlantListQuery } from '../../domain/plant-query.js';
+import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
+import type { PlantStore } from '../plants.js';
+import { applyWrites } from '../write-path.js';
+import { Batcher } from './batcher.js';
+import { OPERATION_BUDGET_MS } from './connection.js';
+import { isUnavailable } from './errors.js';
+import { MIGRATION_TIMEOUT_MS } from './migrations.js';
+import { listFiltered } from './plant-filters.js';
+import { postgresPlantTx } from './plant-tx.js';
+import { late, type PostgresPool } from './pool.js';
+import { plantFromRow, SQL, type PlantRow } from './rows.js';
+
+/**
+ * Most batches of plant writes under way at once, each on its own connection: the rest of the
+ * pool stays free for reads, token look-ups and the dispatcher. One: since a batch takes two
+ * round trips, one connection keeps up, and the writes that arrive meanwhile make the next batch
+ * larger, which costs PostgreSQL less per write (about 50-65 against 80-120 us of its CPU per
+ * POST; POST faster in 8 of 10 interleaved pairs, docs/performance.md). At four round trips a
+ * batch, one ran no faster than two, and four or eight ran slower.
+ */
+const WRITE_CONNECTIONS = 1;
+
+/**
+ * Most statements of reads by id under way at once: concurrent reads of one plant each share one
+ * statement, as writes share a batch, instead of a round trip and a statement apiece.
+ */
+const READ_CONNECTIONS = 2;
+
+/** A deadlock or a serialization failure: the transaction may simply be run again. */
+function conflicted(err: unknown): boolean {
+  const code = ((err instanceof StoreUnavailableError ? err.cause : err) as { code?: unknown } | undefined)?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/**
+ * The plants of the PostgreSQL store. Concurrent writes share a batch, one transaction of the
+ * write path (plant-tx.ts) whose every step is one statement for all of them; concurrent reads by
+ * id share one statement.
+ */
+export class PostgresPlants implements PlantStore {
+  private readonly writes: Batcher<PlantWrite, WriteOutcome>;
+  private readonly reads: Batcher<bigint, PlantRecord | undefined>;
+  /** Write transactions committed, and the plant writes they carried. */
+  readonly committed = { commits: 0, writes: 0 };
+
+  constructor(
+    private readonly pool: PostgresPool,
+    poolSize: number,
+  ) {
+    const budget = { ms: OPERATION_BUDGET_MS, late };
+    this.writes = new Batcher(
+      (batch, timeoutMs) => this.writeBatch(batch, Date.now() + timeoutMs),
+      Math.min(WRITE_CONNECTIONS, poolSize),
+      budget,
+    );
+    this.reads = new Batcher((ids) => this.readBatch(ids), Math.min(READ_CONNECTIONS, poolSize), budget);
+  }
+
+  /** Writes and reads waiting for a batch. */
+  get waiting(): number {
+    return this.writes.waiting + this.reads.waiting;
+  }
+
+  write(write: PlantWrite): Promise<WriteOutcome> {
+    return this.writes.submit(write);
+  }
+
+  writeAll(writes: PlantWrite[]): Promise<WriteOutcome[]> {
+    return this.commitWrites(writes);
+  }
+
+  /** One transaction of plant writes, counted once committed. */
+  private async commitWrites(writes: PlantWrite[], deadline?: number): Promise<WriteOutcome[]> {
+    const outcomes = await this.pool.batchTransaction(
+      (statements) => applyWrites(writes, postgresPlantTx(statements)),
+      deadline,
+    );
+    this.committed.commits++;
+    this.committed.writes += writes.length;
+    return outcomes;
+  }
+
+  /**
+   * One transaction for a batch of concurrent writes, each step one statement for all of them.
+   * If the batch fails for another reason than an outage, its halves are tried again, one after
+   * the other (so writes of one id keep their order), down to the write that cannot be made: it
+   * fails alone, after a few transactions rather than one per write.
+   */
+  private async writeBatch(batch: PlantWrite[], deadline: number): Promise<PromiseSettledResult<WriteOutcome>[]> {
+    try {
+      const outcomes = await this.commitWrites(batch, deadline).catch((err: unknown) =>
+        // Another instance's batch locked the same plants in another order: once more.
+        conflicted(err) ? this.commitWrites(batch, deadline) : Promise.reject(err),
+      );
+      return outcomes.map((value) => ({ status: 'fulfilled', value }));
+    } catch (err) {
+      if (err instanceof StoreUnavailableError || isUnavailable(err)) throw err;
+      if (batch.length === 1) return [{ status: 'rejected', reason: err }];
+      const half = Math.ceil(batch.length / 2);
+      return [
+        ...(await this.writeBatch(batch.slice(0, half), deadline)),
+        ...(await this.writeBatch(batch.slice(half), deadline)),
+      ];
+    }
+  }
+
+  async settleAfterImport(): Promise<void> {
+    // pg takes a per-query query_timeout (lib/client.js); @types/pg does not declare it.
+    const text = `BEGIN; SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}; ANALYZE plants, plant_words; COMMIT`;
+    await this.pool.withClient((client) =>
+      client.query({ text, query_timeout: MIGRATION_TIMEOUT_MS + 5_000 } as QueryConfig),
+    );
+  }
+
+  get(id: bigint): Promise<PlantRecord | undefined> {
+    return this.reads.submit(id);
+  }
+
+  /**
+   * The plants of reads by id that came together, in one statement. It starts after each of them
+   * arrived, so each sees every write acknowledged before it.
+   */
+  private async readBatch(ids: bigint[]): Promise<PromiseSettledResult<PlantRecord | undefined>[]> {
+    const rows = await this.pool.run<PlantRow>({ ...SQL.getPlants, values: [ids.map(String)] });
+    const found = new Map(rows.map((row) => [BigInt(row.id), plantFromRow(row)]));
+    return ids.map((id) => ({ status: 'fulfilled', value: found.get(id) }));
+  }
+
+  async list(filter: PlantListQuery, limit: number): Promise<PlantRecord[]> {
+    const filtered = await listFiltered(this.pool.run, filter, limit);
+    if (filtered) return filtered;
+    const { after } = filter;
+    const query =
+      after === undefined
+        ? { ...SQL.listFirst, values: [limit] }
+        : { ...SQL.listAfter, values: [String(after), limit] };
+    return (await this.pool.run<PlantRow>(query)).map(plantFromRow);
+  }
+
+  async count(): Promise<number> {
+    const [row] = await this.pool.run<{ n: string }>({ text: 'SELECT count(*) AS n FROM plants' });
+    return Number(row?.n ?? 0);
+  }
+}

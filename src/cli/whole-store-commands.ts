@@ -12,6 +12,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { backupStore } from '../use-cases/backup.js';
+import { describeCounts } from '../use-cases/backup-records/registry.js';
 import { RestoreRefusedError, restoreStore, StoreNotEmptyError } from '../use-cases/restore.js';
 import type { CliIo } from './io.js';
 import { fail, outputIsTheProduct } from './output.js';
@@ -108,10 +109,7 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
         throw err;
       });
       if (counts) {
-        io.stderr.write(
-          `backup: ${plural(counts.plants, 'plant')}, ${plural(counts.tokens, 'token')}, ` +
-            `${plural(counts.webhooks, 'webhook endpoint')} as of ${counts.header.takenAt}\n`,
-        );
+        io.stderr.write(`backup: ${describeCounts(counts)} as of ${counts.header.takenAt}\n`);
       }
     });
 
@@ -145,7 +143,7 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
           } catch (err) {
             // Nothing was restored: a store file this command created goes too. The refusal is the
             // line to show; a file that cannot be taken away is left, as it was before this.
-            await store.discardIfNew?.().catch(() => undefined);
+            await store.files?.discardIfNew().catch(() => undefined);
             throw err;
           }
         });
@@ -156,8 +154,7 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
       }
       const h = report.header;
       io.stdout.write(
-        `restore: ${plural(report.plants, 'plant')}, ${plural(report.tokens, 'token')}, ` +
-          `${plural(report.webhooks, 'webhook endpoint')} from a backup of ${h.takenAt} ` +
+        `restore: ${describeCounts(report)} from a backup of ${h.takenAt} ` +
           `(plant-store ${h.plantStore}, ${h.store} schema ${h.schema})\n`,
       );
       if (report.unopenedSecrets > 0) {

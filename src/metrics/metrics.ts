@@ -91,38 +91,32 @@ export function createMetrics(store: Store): Metrics {
     },
   });
 
-  if (store.pendingWrites) {
-    const pending = store.pendingWrites.bind(store);
-    new Gauge({
-      name: 'plant_store_store_pending_writes',
-      help: 'Writes accepted by the store and not yet committed.',
+  new Gauge({
+    name: 'plant_store_store_pending_writes',
+    help: 'Writes accepted by the store and not yet committed.',
+    registers: [registry],
+    collect() {
+      this.set(store.pendingWrites());
+    },
+  });
+
+  // Totals kept by the store itself: copied into the counters at each scrape.
+  const totals = (name: string, help: string, pick: (s: { commits: number; writes: number }) => number) =>
+    new Counter({
+      name,
+      help,
       registers: [registry],
       collect() {
-        this.set(pending());
+        this.reset();
+        this.inc(pick(store.writeStats()));
       },
     });
-  }
-
-  if (store.writeStats) {
-    const stats = store.writeStats.bind(store);
-    // Totals kept by the store itself: copied into the counters at each scrape.
-    const totals = (name: string, help: string, pick: (s: { commits: number; writes: number }) => number) =>
-      new Counter({
-        name,
-        help,
-        registers: [registry],
-        collect() {
-          this.reset();
-          this.inc(pick(stats()));
-        },
-      });
-    totals(
-      'plant_store_store_commits_total',
-      'Group commits since start: SQLite, WAL fsyncs; PostgreSQL, write transactions.',
-      (s) => s.commits,
-    );
-    totals('plant_store_store_committed_writes_total', 'Writes carried by those commits.', (s) => s.writes);
-  }
+  totals(
+    'plant_store_store_commits_total',
+    'Group commits since start: SQLite, WAL fsyncs; PostgreSQL, write transactions.',
+    (s) => s.commits,
+  );
+  totals('plant_store_store_committed_writes_total', 'Writes carried by those commits.', (s) => s.writes);
 
   return {
     registry,

@@ -1,44 +1,40 @@
-import type { PlantRecord } from '../domain/plant.js';
-import type { TokenRecord } from '../domain/token.js';
-import type { WebhookEndpoint } from '../domain/webhook.js';
+import type { RestoreTarget, StoreSnapshot } from './backup.js';
 import type { PlantStore } from './plants.js';
 import type { StoreKind } from './schema-versions.js';
 import type { TokenStore } from './tokens.js';
 import type { WebhookStore } from './webhooks.js';
 
 /**
- * Everything the service keeps. Each method that changes data resolves only after the change
- * is durable, and is atomic on its own. Outages reject with the domain's StoreUnavailableError.
+ * Everything the service keeps, by kind of record, and what the store as a whole does. Each
+ * method that changes data resolves only after the change is durable, and is atomic on its own.
+ * Outages reject with the domain's StoreUnavailableError.
  */
 export interface Store {
+  /** Which kind of store this is: its schema versions are numbered per kind. */
+  readonly kind: StoreKind;
+
+  readonly plants: PlantStore;
+  readonly tokens: TokenStore;
+  readonly webhooks: WebhookStore;
+
   /** Applies pending schema migrations; resolves to the number applied. */
   migrate(): Promise<number>;
   /** Rejects when the storage cannot be reached, or cannot take writes (a full disk, a read-only standby). */
   ping(): Promise<void>;
+  close(): Promise<void>;
   /** A line about the state the store was opened in, for the operator, when something is off. */
-  readonly notice?: string | undefined;
-  readonly plants: PlantStore;
+  readonly notice: string | undefined;
   /**
    * Work accepted but not yet begun by the store: writes waiting for a commit (SQLite), operations
-   * waiting for a pooled connection (PostgreSQL). How far it has fallen behind (overload bound).
+   * waiting for a pooled connection or a batch (PostgreSQL). How far it has fallen behind
+   * (the overload bound, a metric).
    */
-  pendingWrites?(): number;
-  /** Group commit figures for stores that batch writes: fsyncs so far and the writes they made durable. */
-  writeStats?(): { commits: number; writes: number };
+  pendingWrites(): number;
+  /** Its write transactions committed so far (SQLite: fsyncs) and the writes they made durable. */
+  writeStats(): { commits: number; writes: number };
+  /** Only a store kept in files of its own has them: SQLite's (see StoreFiles). */
+  readonly files: StoreFiles | undefined;
 
-  readonly tokens: TokenStore;
-  readonly webhooks: WebhookStore;
-
-  close(): Promise<void>;
-  /**
-   * Closes the store and removes it if opening it created it and it still holds nothing, so that
-   * a command that failed (a refused restore) leaves nothing behind. Only stores kept in files of
-   * their own have it: SQLite's file, its -wal and -shm, and the directory made for it.
-   */
-  discardIfNew?(): Promise<void>;
-
-  /** Which kind of store this is: its schema versions are numbered per kind. */
-  readonly kind: StoreKind;
   /**
    * The whole store as it is at one moment, read in one transaction of its own (a backup): later
    * writes, by this process or any other, are not seen. Close it when done.
@@ -51,26 +47,12 @@ export interface Store {
   restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T>;
 }
 
-/** One consistent view of the whole store (backup). Webhook deliveries are not part of it. */
-export interface StoreSnapshot {
-  /** The store's schema version (migrations applied), as of the snapshot. */
-  readonly schemaVersion: number;
-  tokens(): Promise<TokenRecord[]>;
-  /** Every webhook endpoint, its secret as stored (sealed when WEBHOOK_SECRET_KEY was set). */
-  endpoints(): Promise<WebhookEndpoint[]>;
-  /** Up to `limit` plants with an id greater than `after`, by id ascending. */
-  plants(after: bigint | undefined, limit: number): Promise<PlantRecord[]>;
-  /** Ends the transaction and lets go of its connection. */
-  close(): Promise<void>;
-}
-
-/** Writes inside a restore's transaction. */
-export interface RestoreTarget {
-  /** What the store holds, inside the transaction. */
-  counts(): Promise<{ plants: number; tokens: number; endpoints: number }>;
-  insertTokens(tokens: TokenRecord[]): Promise<void>;
-  /** Endpoints with their state (enabled or not, and why) and their secrets as given. */
-  insertEndpoints(endpoints: WebhookEndpoint[]): Promise<void>;
-  /** Inserts plants whose ids are free, with the write path's own insert; resolves to how many it inserted. */
-  insertPlants(plants: PlantRecord[]): Promise<number>;
+/** What a store kept in files of its own (SQLite's file, its -wal and -shm) can do with them. */
+export interface StoreFiles {
+  /**
+   * Closes the store and removes its files, and the directory made for them, if opening it
+   * created them and it still holds nothing: a command that failed (a refused restore) leaves
+   * nothing behind.
+   */
+  discardIfNew(): Promise<void>;
 }

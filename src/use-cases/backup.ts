@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { plantJson } from '../domain/plant.js';
-import type { TokenRecord } from '../domain/token.js';
-import type { WebhookEndpoint } from '../domain/webhook.js';
 import { writeJson } from '../json/write-json.js';
+import type { BackedUp, RecordKind, SnapshotPart } from '../store/backup.js';
 import type { StoreKind } from '../store/schema-versions.js';
 import type { Store } from '../store/store.js';
+import type { BackupRecords } from './backup-records/record-kind.js';
+import { BACKUP_RECORDS, COUNTED, noRecords, type RecordCounts } from './backup-records/registry.js';
 
-// The whole-store backup file (README, "Backup and restore"): NDJSON, one typed record a line.
+// The whole-store backup file (README, "Backup and restore"): NDJSON, one typed record a line,
+// each kind of record written as its entry in backup-records/ says.
 //
 //   {"format":"plant-store-backup","version":1,"plantStore":"0.2.0","store":"sqlite","schema":2,"takenAt":"…"}
 //   {"type":"token","id":…,"name":…,"hash":…,"prefix":…,"scopes":[…],"createdAt":…,"expiresAt":…,"revokedAt":…}
@@ -30,46 +31,30 @@ export interface BackupHeader {
   takenAt: string;
 }
 
-export interface BackupCounts {
-  plants: number;
-  tokens: number;
-  webhooks: number;
-}
+/** How many records of each kind a backup holds: its end record's counts. */
+export type BackupCounts = RecordCounts;
 
-const PAGE = 5000;
-
-export function tokenLine(t: TokenRecord): string {
-  return writeJson({
-    type: 'token',
-    id: t.id,
-    name: t.name,
-    hash: t.hash,
-    prefix: t.prefix,
-    scopes: t.scopes,
-    createdAt: t.createdAt.toISOString(),
-    expiresAt: t.expiresAt?.toISOString() ?? null,
-    revokedAt: t.revokedAt?.toISOString() ?? null,
-  });
-}
-
-export function webhookLine(e: WebhookEndpoint): string {
-  return writeJson({
-    type: 'webhook',
-    id: e.id,
-    url: e.url,
-    events: e.events,
-    secret: e.secret,
-    enabled: e.enabled,
-    disabledReason: e.disabledReason,
-    createdAt: e.createdAt.toISOString(),
-  });
+/** One kind's records in the snapshot, as lines: a chunk of whole lines a page. */
+async function* linesOf<K extends RecordKind>(
+  records: BackupRecords<K>,
+  part: SnapshotPart<BackedUp[K]>,
+  counts: BackupCounts,
+): AsyncGenerator<string> {
+  for await (const page of part.pages()) {
+    counts[records.kind] += page.length;
+    // One chunk a page: a million plants are two hundred writes, not a million.
+    let chunk = '';
+    for (const record of page) chunk += `${records.line(record)}\n`;
+    yield chunk;
+  }
 }
 
 /**
- * The whole store, as of one moment, as the lines of a backup file. The store is read in one
- * snapshot (store.openSnapshot) that the server's writes, in this process or another, do not
- * disturb; plants a page at a time, so memory stays flat whatever the store holds. The outbox of
- * webhook deliveries is not part of it. Each chunk ends with a newline.
+ * The whole store, as of one moment, as the lines of a backup file: each kind of record of the
+ * registry (backup-records/registry.ts) in turn. The store is read in one snapshot
+ * (store.openSnapshot) that the server's writes, in this process or another, do not disturb; a
+ * page at a time, so memory stays flat whatever the store holds. The outbox of webhook deliveries
+ * is not part of it. Each chunk ends with a newline.
  */
 export async function* backupStore(
   store: Store,
@@ -86,36 +71,24 @@ export async function* backupStore(
       takenAt: new Date().toISOString(),
     };
     const hash = createHash('sha256');
-    const counts: BackupCounts = { plants: 0, tokens: 0, webhooks: 0 };
+    const counts = noRecords();
     const hashed = (text: string) => {
       hash.update(text, 'utf8');
       return text;
     };
     yield hashed(`${writeJson(header)}\n`);
-    for (const t of await snapshot.tokens()) {
-      counts.tokens++;
-      yield hashed(`${tokenLine(t)}\n`);
-    }
-    for (const e of await snapshot.endpoints()) {
-      counts.webhooks++;
-      yield hashed(`${webhookLine(e)}\n`);
-    }
-    let after: bigint | undefined;
-    for (;;) {
-      const page = await snapshot.plants(after, PAGE);
-      if (page.length === 0) break;
-      counts.plants += page.length;
-      // One chunk a page: a million plants are two hundred writes, not a million.
-      let chunk = '';
-      for (const p of page) chunk += `{"type":"plant",${plantJson(p).slice(1)}\n`;
-      yield hashed(chunk);
-      if (page.length < PAGE) break;
-      after = page.at(-1)!.id;
+    for (const records of BACKUP_RECORDS) {
+      for await (const chunk of linesOf(records, snapshot.records[records.kind], counts)) yield hashed(chunk);
     }
     await snapshot.close();
-    yield `${writeJson({ type: 'end', ...counts, sha256: hash.digest('hex') })}\n`;
+    yield `${endLine(counts, hash.digest('hex'))}\n`;
     return { ...counts, header };
   } finally {
     await snapshot.close();
   }
+}
+
+/** The end record: the counts, in their order, and the SHA-256 of every byte before it. */
+export function endLine(counts: BackupCounts, sha256: string): string {
+  return writeJson({ type: 'end', ...Object.fromEntries(COUNTED.map((r) => [r.kind, counts[r.kind]])), sha256 });
 }

@@ -1,20 +1,15 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { WebhookConfig } from '../config/config.js';
 import { ConflictError, InvalidInputError } from '../domain/errors.js';
-import { plantRecord, type PlantRecord } from '../domain/plant.js';
-import type { Scope, TokenRecord } from '../domain/token.js';
-import { tokenProblem } from '../domain/token-rules.js';
-import type { EventType, WebhookEndpoint } from '../domain/webhook.js';
-import { endpointProblem, isEndpointSecret, sealedParts } from '../domain/webhook-rules.js';
-import { literalAddressProblem } from '../events/address-guard.js';
-import { openSecret } from '../events/signing.js';
 import { atLine, readNdjson, type NdjsonEntry } from '../json/ndjson.js';
 import { InexactNumber } from '../json/read-json.js';
 import type { ApiDocument } from '../openapi/document.js';
-import { newPlantCheck, type PlantCheck } from '../openapi/plant-check.js';
+import type { BackedUp, RecordKind, RestorePart, RestoreTarget } from '../store/backup.js';
 import { KNOWN_SCHEMA_VERSIONS, STORE_KINDS, type StoreKind } from '../store/schema-versions.js';
-import type { RestoreTarget, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, type BackupCounts, type BackupHeader } from './backup.js';
+import { RecordProblem, type BackupRecords, type JsonObject, type SecretCounts } from './backup-records/record-kind.js';
+import { BACKUP_RECORDS, COUNTED, describeCounts, noRecords, type RecordCounts } from './backup-records/registry.js';
 
 /** A backup that cannot be restored: nothing was applied. */
 export class RestoreRefusedError extends InvalidInputError {
@@ -26,12 +21,7 @@ export class StoreNotEmptyError extends ConflictError {
   override name = 'StoreNotEmptyError';
 }
 
-export interface RestoreReport extends BackupCounts {
-  header: BackupHeader;
-  /** Endpoint secrets sealed with a WEBHOOK_SECRET_KEY, and how many of them the key given cannot open. */
-  sealedSecrets: number;
-  unopenedSecrets: number;
-}
+export type RestoreReport = BackupCounts & SecretCounts & { header: BackupHeader };
 
 /** Longest line read: far above any record's (a plant's is under 4 KiB), far below a memory problem. */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -99,14 +89,6 @@ function date(line: Line, what: string, o: Obj, key: string, nullable: boolean):
   return d;
 }
 
-function strings(line: Line, what: string, o: Obj, key: string): string[] {
-  const v = o[key];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
-    throw refused(line.number, `${what}'s "${key}" must be a list of strings`);
-  }
-  return v as string[];
-}
-
 function count(line: Line, o: Obj, key: string): number {
   const v = o[key];
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
@@ -167,72 +149,59 @@ function readHeader(line: NdjsonEntry | undefined): BackupHeader {
   return { format: BACKUP_FORMAT, version: BACKUP_FORMAT_VERSION, plantStore, store, schema, takenAt };
 }
 
-// A token or an endpoint is read as the file writes it, then held to the rules `token create` and
-// `webhook add` hold theirs to (domain/token-rules.ts, domain/webhook-rules.ts): the same functions.
-
-function readToken(line: Line, o: Obj): TokenRecord {
-  const what = 'a token';
-  members(line, what, o, ['type', 'id', 'name', 'hash', 'prefix', 'scopes', 'createdAt', 'expiresAt', 'revokedAt']);
-  const token: TokenRecord = {
-    id: string(line, what, o, 'id', false),
-    name: string(line, what, o, 'name', false),
-    hash: string(line, what, o, 'hash', false),
-    prefix: string(line, what, o, 'prefix', false),
-    scopes: strings(line, what, o, 'scopes') as Scope[],
-    createdAt: date(line, what, o, 'createdAt', false)!,
-    expiresAt: date(line, what, o, 'expiresAt', true),
-    revokedAt: date(line, what, o, 'revokedAt', true),
+/**
+ * One kind's records in a restore: each line read by its reader, and inserted a batch at a time.
+ * A batch is inserted while the next is read: the store's work and the reading overlap.
+ */
+function section<K extends RecordKind>(
+  records: BackupRecords<K>,
+  read: (line: JsonObject) => BackedUp[K],
+  part: RestorePart<BackedUp[K]>,
+  counts: RecordCounts,
+) {
+  let batch: BackedUp[K][] = [];
+  let inserting: Promise<unknown> = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  const settle = async () => {
+    await inserting;
+    if (failure) throw failure.error;
   };
-  const problem = tokenProblem(token);
-  if (problem !== undefined) throw refused(line.number, `a token's "${problem.field}" ${problem.problem}`);
-  return token;
-}
-
-type AddressRules = Pick<WebhookConfig, 'webhookAllowPrivate'>;
-
-function readWebhook(line: Line, o: Obj, config: AddressRules): WebhookEndpoint {
-  const what = 'a webhook';
-  members(line, what, o, ['type', 'id', 'url', 'events', 'secret', 'enabled', 'disabledReason', 'createdAt']);
-  if (typeof o.enabled !== 'boolean') throw refused(line.number, `a webhook's "enabled" must be true or false`);
-  if (o.disabledReason !== null && typeof o.disabledReason !== 'string') {
-    throw refused(line.number, `a webhook's "disabledReason" must be a string or null`);
-  }
-  const endpoint: WebhookEndpoint = {
-    id: string(line, what, o, 'id', false),
-    url: string(line, what, o, 'url', false),
-    events: strings(line, what, o, 'events') as EventType[],
-    secret: string(line, what, o, 'secret', false),
-    enabled: o.enabled,
-    disabledReason: o.disabledReason,
-    createdAt: date(line, what, o, 'createdAt', false)!,
+  const flush = async () => {
+    await settle();
+    if (batch.length === 0) return;
+    const these = batch;
+    batch = [];
+    inserting = part.insert(these).then(
+      (inserted) => {
+        if (inserted !== these.length)
+          failure ??= { error: new Error(`a restored ${records.noun} was already in the store`) };
+        else counts[records.kind] += these.length;
+      },
+      (error: unknown) => void (failure ??= { error }),
+    );
   };
-  const problem = endpointProblem(endpoint);
-  if (problem !== undefined) throw refused(line.number, `a webhook's "${problem.field}" ${problem.problem}`);
-  // What `webhook add` can judge without a lookup: an address in the URL itself.
-  const address = literalAddressProblem(endpoint.url, config.webhookAllowPrivate);
-  if (address !== undefined) throw refused(line.number, `a webhook's "url" is refused: ${address}`);
-  return endpoint;
+  return {
+    async add(line: JsonObject): Promise<void> {
+      batch.push(read(line));
+      if (batch.length >= BATCH) await flush();
+    },
+    /** The last batch in, and every batch's outcome known. */
+    async finish(): Promise<void> {
+      await flush();
+      await settle();
+    },
+  };
 }
-
-function readPlant(line: Line, o: Obj, check: PlantCheck): PlantRecord {
-  members(line, 'a plant', o, ['type', 'id', 'name'], ['tag']);
-  const fields: Obj = { id: o.id, name: o.name };
-  if ('tag' in o) fields.tag = o.tag;
-  const problem = check(fields);
-  if (problem !== undefined) throw refused(line.number, problem);
-  return plantRecord(BigInt(fields.id as number | bigint), fields.name as string, fields.tag as string | undefined);
-}
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /**
  * Restores a backup (see backup.ts) into an empty store, whole or not at all: the records go in
  * through one transaction (store.restoreInto), and any refusal (a malformed line, an unknown
- * record, a plant the API would refuse, a truncated or altered file) rolls it back. The input is
- * read as it comes, by the NDJSON reader of `import` (json/ndjson.ts), so memory stays flat;
- * plants emit no webhook events. Tokens and endpoints are
- * held to the rules of the commands that create them, under the target's settings: whether
- * private addresses are allowed, and the WEBHOOK_SECRET_KEY that should open sealed secrets.
+ * record, a record the commands or the API would refuse, a truncated or altered file) rolls it
+ * back. The input is read as it comes, by the NDJSON reader of `import` (json/ndjson.ts), so
+ * memory stays flat; plants emit no webhook events. Each
+ * kind of record of the registry (backup-records/registry.ts) is read by its own reader, under
+ * the target's settings: whether private addresses are allowed, and the WEBHOOK_SECRET_KEY that
+ * should open sealed secrets.
  */
 export async function restoreStore(
   store: Store,
@@ -260,44 +229,24 @@ async function restoreFrom(
   const header = readHeader(first.done ? undefined : first.value);
   const hash = createHash('sha256');
   hashLine(hash, first.value!);
-  const check = await newPlantCheck(doc, 'plant');
+  const report: RestoreReport = { header, ...noRecords(), sealedSecrets: 0, unopenedSecrets: 0 };
+  const context = { doc, config, report };
+  const readers = await Promise.all(BACKUP_RECORDS.map((records) => records.reader(context)));
 
   return store.restoreInto(async (target: RestoreTarget) => {
-    const held = await target.counts();
-    if (held.plants || held.tokens || held.endpoints) {
+    const held = noRecords();
+    for (const records of BACKUP_RECORDS) held[records.kind] = await target.records[records.kind].count();
+    if (Object.values(held).some((n) => n > 0)) {
       throw new StoreNotEmptyError(
-        `the store is not empty (${plural(held.plants, 'plant')}, ${plural(held.tokens, 'token')}, ` +
-          `${plural(held.endpoints, 'webhook endpoint')}): restore goes into an empty store only; nothing was changed`,
+        `the store is not empty (${describeCounts(held)}): restore goes into an empty store only; nothing was changed`,
       );
     }
-    const report: RestoreReport = { header, plants: 0, tokens: 0, webhooks: 0, sealedSecrets: 0, unopenedSecrets: 0 };
-    const tokenIds = new Set<string>();
-    const tokenHashes = new Set<string>();
-    const webhookIds = new Set<string>();
-    let tokens: TokenRecord[] = [];
-    let webhooks: WebhookEndpoint[] = [];
-    let plants: PlantRecord[] = [];
-    let lastId: bigint | undefined;
-    // One batch of plants is inserted while the next is read: the store's work and the reading overlap.
-    let inserting: Promise<unknown> = Promise.resolve();
-    let failure: { error: unknown } | undefined;
-    const settle = async () => {
-      await inserting;
-      if (failure) throw failure.error;
-    };
-    const flushPlants = async () => {
-      await settle();
-      if (plants.length === 0) return;
-      const batch = plants;
-      plants = [];
-      inserting = target.insertPlants(batch).then(
-        (inserted) => {
-          if (inserted !== batch.length) failure ??= { error: new Error('a restored plant was already in the store') };
-          else report.plants += batch.length;
-        },
-        (error: unknown) => void (failure ??= { error }),
-      );
-    };
+    const sections = new Map(
+      BACKUP_RECORDS.map((records, i) => [
+        records.type,
+        section(records, readers[i]!, target.records[records.kind], report),
+      ]),
+    );
     let end: { line: number; record: Obj } | undefined;
     let lastLine = 1;
     for (let next = await source.next(); !next.done; next = await source.next()) {
@@ -310,73 +259,25 @@ async function restoreFrom(
         continue;
       }
       hashLine(hash, line);
-      switch (o.type) {
-        case 'plant': {
-          const plant = readPlant(line, o, check);
-          if (lastId !== undefined && plant.id <= lastId) {
-            throw refused(line.number, `plant ${plant.id} is out of order: plants come by id ascending, each once`);
-          }
-          lastId = plant.id;
-          plants.push(plant);
-          if (plants.length >= BATCH) await flushPlants();
-          break;
-        }
-        case 'token': {
-          const token = readToken(line, o);
-          if (tokenIds.has(token.id)) throw refused(line.number, `a second token with id "${token.id}"`);
-          if (tokenHashes.has(token.hash)) throw refused(line.number, `a second token with the same hash`);
-          tokenIds.add(token.id);
-          tokenHashes.add(token.hash);
-          tokens.push(token);
-          if (tokens.length >= BATCH) {
-            await target.insertTokens(tokens);
-            report.tokens += tokens.length;
-            tokens = [];
-          }
-          break;
-        }
-        case 'webhook': {
-          const webhook = readWebhook(line, o, config);
-          if (webhookIds.has(webhook.id)) throw refused(line.number, `a second webhook with id "${webhook.id}"`);
-          webhookIds.add(webhook.id);
-          if (sealedParts(webhook.secret)) {
-            report.sealedSecrets++;
-            let opened: string | undefined;
-            try {
-              opened = openSecret(webhook.secret, config.webhookSecretKey);
-            } catch {
-              report.unopenedSecrets++;
-            }
-            if (opened !== undefined && !isEndpointSecret(opened)) {
-              throw refused(line.number, `a webhook's "secret" opens to something other than a whsec_ secret`);
-            }
-          }
-          webhooks.push(webhook);
-          if (webhooks.length >= BATCH) {
-            await target.insertEndpoints(webhooks);
-            report.webhooks += webhooks.length;
-            webhooks = [];
-          }
-          break;
-        }
-        default:
-          throw refused(
-            line.number,
-            typeof o.type === 'string'
-              ? `unknown record type "${o.type}"`
-              : 'a record without a "type" (plant, token, webhook or end)',
-          );
+      const records = typeof o.type === 'string' ? sections.get(o.type) : undefined;
+      if (!records) {
+        throw refused(
+          line.number,
+          typeof o.type === 'string'
+            ? `unknown record type "${o.type}"`
+            : `a record without a "type" (${COUNTED.map((r) => r.type).join(', ')} or end)`,
+        );
+      }
+      try {
+        await records.add(o);
+      } catch (err) {
+        throw err instanceof RecordProblem ? refused(line.number, err.message) : err;
       }
     }
     if (!end) {
       throw new RestoreRefusedError(`the backup is truncated: it ends at line ${lastLine}, without its end record`);
     }
-    await flushPlants();
-    await settle();
-    await target.insertTokens(tokens);
-    report.tokens += tokens.length;
-    await target.insertEndpoints(webhooks);
-    report.webhooks += webhooks.length;
+    for (const records of sections.values()) await records.finish();
     checkEnd(end, report, hash.digest('hex'));
     return report;
   });
@@ -384,14 +285,15 @@ async function restoreFrom(
 
 function checkEnd(end: { line: number; record: Obj }, report: RestoreReport, sha256: string): void {
   const line = { number: end.line };
-  members(line, 'the end record', end.record, ['type', 'plants', 'tokens', 'webhooks', 'sha256']);
+  const counted = COUNTED.map((r) => r.kind);
+  members(line, 'the end record', end.record, ['type', ...counted, 'sha256']);
   if (end.record.sha256 !== sha256) {
     throw refused(
       end.line,
       "the backup's checksum does not match its content: a line was changed, added or removed since it was written",
     );
   }
-  for (const key of ['plants', 'tokens', 'webhooks'] as const) {
+  for (const key of counted) {
     if (count(line, end.record, key) !== report[key]) {
       throw refused(
         end.line,

@@ -3,40 +3,18 @@
 // seeks its words in every segment, so both end by merging the index into one. On PostgreSQL an
 // import ends by refreshing the planner's statistics of the tables it filled.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { loadDocument } from '../../src/openapi/document.js';
-import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
 import { importPlants } from '../../src/use-cases/export-import.js';
 import { ftsStructure } from '../support/fts-structure.js';
-import {
-  createTestStore,
-  postgresSql,
-  stores,
-  suiteOptions,
-  type StoreKind,
-  type TestStore,
-} from '../support/stores.js';
+import { suiteStore } from '../support/suite-store.js';
+import { postgresSql, stores, suiteOptions } from '../support/stores.js';
 import { searchWords } from '../../src/domain/search-words.js';
 
 /** NDJSON lines of `count` plants from id `from`: five of the import's batches of 1,000 for 4,500. */
 const lines = (count: number, from = 1) =>
   Array.from({ length: count }, (_, i) => JSON.stringify({ id: from + i, name: `fern ${from + i}`, tag: 'shade' }));
-
-/** A fresh store of this kind, opened before the suite's tests and dropped after them. */
-function suiteStore(kind: StoreKind) {
-  const s = {} as { db: TestStore; store: Store };
-  before(async () => {
-    s.db = createTestStore(kind);
-    s.store = (await openStore({ databaseUrl: s.db.databaseUrl, databasePoolSize: 1 })).store;
-  });
-  after(async () => {
-    await s.store?.close();
-    await s.db?.drop();
-  });
-  return s;
-}
 
 /** The segments of a SQLite store's search index, read on a connection of the test's own. */
 function segments(databaseUrl: string): number {
@@ -93,9 +71,9 @@ describe('the merge after an import, on a larger index [sqlite]', suiteOptions('
       const batch = Array.from({ length: 1_000 }, (_, i) => ({ id: BigInt(at + i), name: `moss ${at + i}` }));
       await s.store.plants.writeAll(batch.map((plant) => ({ kind: 'create', plant })));
     }
-    const commits = s.store.writeStats!().commits;
+    const commits = s.store.writeStats().commits;
     await s.store.plants.settleAfterImport();
-    const steps = s.store.writeStats!().commits - commits;
+    const steps = s.store.writeStats().commits - commits;
     assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after the merge');
     // About 400 pages of index, merged some 200 at a time; the last step finds nothing to do.
     assert.ok(steps >= 3, `the merge took ${steps} commit(s)`);
@@ -109,7 +87,8 @@ describe('a restore merges the search index it rebuilt [sqlite]', suiteOptions('
     // FTS5's rebuild writes a segment for every few tens of thousands of names.
     const plants = Array.from({ length: 60_000 }, (_, i) => ({ id: BigInt(i + 1), name: `palm ${i + 1}` }));
     await s.store.restoreInto(async (target) => {
-      for (let at = 0; at < plants.length; at += 10_000) await target.insertPlants(plants.slice(at, at + 10_000));
+      for (let at = 0; at < plants.length; at += 10_000)
+        await target.records.plants.insert(plants.slice(at, at + 10_000));
     });
     assert.equal(segments(s.db.databaseUrl), 1, 'segments of the search index after a restore');
     assert.deepEqual(

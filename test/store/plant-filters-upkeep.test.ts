@@ -119,7 +119,7 @@ for (const kind of stores) {
       try {
         const migrated = await upkeep(db);
         await store.restoreInto((target) =>
-          target.insertPlants([
+          target.records.plants.insert([
             { id: -9n, name: 'Fiddle-leaf fig', tag: 'tree' },
             { id: 4n, name: 'Weeping fig' },
           ]),

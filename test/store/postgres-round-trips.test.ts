@@ -32,10 +32,10 @@ describe('round trips of a write batch [postgres]', suiteOptions('postgres'), ()
 
   /** Round trips per commit of these concurrent writes, and their outcomes. */
   async function perCommit(writes: Parameters<Store['plants']['write']>[0][]): Promise<[number, string[]]> {
-    const { commits } = store.writeStats!();
+    const { commits } = store.writeStats();
     queries = 0;
     const outcomes = await Promise.all(writes.map((w) => store.plants.write(w)));
-    return [queries / (store.writeStats!().commits - commits), outcomes.map((o) => o.kind)];
+    return [queries / (store.writeStats().commits - commits), outcomes.map((o) => o.kind)];
   }
 
   const ids = Array.from({ length: 30 }, (_, i) => BigInt(i + 1));

@@ -29,7 +29,7 @@ export async function registerOverloadGuard(
   onRefused: (reason: string) => void = () => {},
 ): Promise<void> {
   const { maxEventLoopDelayMs, maxWriteBacklog } = config;
-  const backlog = maxWriteBacklog > 0 ? store.pendingWrites?.bind(store) : undefined;
+  const backlog = maxWriteBacklog > 0 ? store.pendingWrites.bind(store) : undefined;
   const delay = maxEventLoopDelayMs > 0 ? meanEventLoopDelay() : undefined;
   if (!delay && !backlog) return;
   app.addHook('onReady', async () => delay?.judgeFromNow());

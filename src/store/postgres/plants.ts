@@ -3,6 +3,7 @@ import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
+import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
 import { applyWrites } from '../write-path.js';
 import { Batcher } from './batcher.js';
@@ -12,7 +13,7 @@ import { MIGRATION_TIMEOUT_MS } from './migrations.js';
 import { listFiltered } from './plant-filters.js';
 import { postgresPlantTx } from './plant-tx.js';
 import { late, type PostgresPool } from './pool.js';
-import { plantFromRow, SQL, type PlantRow } from './rows.js';
+import { oneByOne, plantFromRow, SQL, type PlantRow, type Run } from './rows.js';
 
 /**
  * Most batches of plant writes under way at once, each on its own connection: the rest of the
@@ -146,3 +147,46 @@ export class PostgresPlants implements PlantStore {
     return Number(row?.n ?? 0);
   }
 }
+
+/**
+ * Plants in a backup: read a page at a time by key; restored through the write path's own insert,
+ * which writes the words of their names with them (plant-words.ts): the store is searchable from
+ * the commit on, and a restore that fails leaves neither plants nor words. The indexes are kept
+ * up row by row: dropping one would take ACCESS EXCLUSIVE, and hold every read of plants until
+ * the commit.
+ */
+export const plantsInBackup: RecordsInBackup<PlantRecord, Run> = {
+  tables: ['plants', 'plant_words'],
+  snapshot: (run) => ({
+    async *pages() {
+      for (let last: bigint | undefined, more = true; more;) {
+        const query =
+          last === undefined
+            ? {
+                name: 'backup-plants-first',
+                text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
+                values: [SNAPSHOT_PAGE],
+              }
+            : {
+                name: 'backup-plants-after',
+                text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2',
+                values: [String(last), SNAPSHOT_PAGE],
+              };
+        const page = (await run<PlantRow>(query)).map(plantFromRow);
+        if (page.length > 0) yield page;
+        more = page.length === SNAPSHOT_PAGE;
+        last = page.at(-1)?.id;
+      }
+    },
+  }),
+  restore(run) {
+    const tx = postgresPlantTx(oneByOne(run));
+    return {
+      async count() {
+        const [row] = await run<{ n: string }>({ text: 'SELECT count(*) AS n FROM plants' });
+        return Number(row?.n ?? 0);
+      },
+      insert: async (plants) => (await tx.insert(plants)).size,
+    };
+  },
+};

@@ -1,8 +1,9 @@
 import type { Scope, TokenRecord } from '../../domain/token.js';
+import type { RecordsInBackup } from '../backup.js';
 import type { TokenStore } from '../tokens.js';
 import type { Run } from './rows.js';
 
-export interface TokenRow {
+interface TokenRow {
   id: string;
   name: string;
   hash: string;
@@ -13,7 +14,7 @@ export interface TokenRow {
   revoked_at: Date | null;
 }
 
-export function tokenFromRow(row: TokenRow): TokenRecord {
+function tokenFromRow(row: TokenRow): TokenRecord {
   return {
     id: row.id,
     name: row.name,
@@ -62,3 +63,40 @@ export function postgresTokens(run: Run, lookUp: Run = run): TokenStore {
     revoke: async (id, at) => (await run({ ...SQL.revoke, values: [at.toISOString(), id] })).length === 1,
   };
 }
+
+/** Tokens in a backup: read in a snapshot's transaction, written in a restore's, on its connection. */
+export const tokensInBackup: RecordsInBackup<TokenRecord, Run> = {
+  tables: ['tokens'],
+  snapshot: (run) => ({
+    async *pages() {
+      yield (await run<TokenRow>(SQL.list)).map(tokenFromRow);
+    },
+  }),
+  restore: (run) => ({
+    async count() {
+      const [row] = await run<{ n: string }>(SQL.count);
+      return Number(row?.n ?? 0);
+    },
+    async insert(tokens) {
+      if (tokens.length === 0) return 0;
+      await run({
+        text: `INSERT INTO tokens (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at)
+               SELECT u.id, u.name, u.hash, u.prefix, string_to_array(u.scopes, ' '), u.created_at, u.expires_at, u.revoked_at
+               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                           $6::timestamptz[], $7::timestamptz[], $8::timestamptz[])
+                    AS u (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at)`,
+        values: [
+          tokens.map((t) => t.id),
+          tokens.map((t) => t.name),
+          tokens.map((t) => t.hash),
+          tokens.map((t) => t.prefix),
+          tokens.map((t) => t.scopes.join(' ')),
+          tokens.map((t) => t.createdAt.toISOString()),
+          tokens.map((t) => iso(t.expiresAt)),
+          tokens.map((t) => iso(t.revokedAt)),
+        ],
+      });
+      return tokens.length;
+    },
+  }),
+};

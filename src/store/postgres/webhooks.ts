@@ -1,4 +1,5 @@
 import type { EndpointStatus, EventType, WebhookEndpoint } from '../../domain/webhook.js';
+import type { RecordsInBackup } from '../backup.js';
 import type { WebhookStore } from '../webhooks.js';
 import { postgresOutbox } from './outbox.js';
 import type { Run } from './rows.js';
@@ -82,3 +83,51 @@ export function postgresWebhooks(
     ...postgresOutbox(run, transaction),
   };
 }
+
+interface StoredEndpointRow {
+  id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+}
+
+/** Endpoints in a backup, with their state (enabled or not, and why) and their secrets as stored. */
+export const endpointsInBackup: RecordsInBackup<WebhookEndpoint, Run> = {
+  tables: ['webhook_endpoints'],
+  snapshot: (run) => ({
+    async *pages() {
+      const rows = await run<StoredEndpointRow>({
+        text: `SELECT id, url, events, secret, enabled, disabled_reason, created_at
+               FROM webhook_endpoints ORDER BY created_at, id`,
+      });
+      yield rows.map((e) => ({
+        id: e.id,
+        url: e.url,
+        events: e.events as EventType[],
+        secret: e.secret,
+        enabled: e.enabled,
+        disabledReason: e.disabled_reason,
+        createdAt: new Date(Number(e.created_at)),
+      }));
+    },
+  }),
+  restore: (run) => ({
+    async count() {
+      const [row] = await run<{ n: string }>({ text: 'SELECT count(*) AS n FROM webhook_endpoints' });
+      return Number(row?.n ?? 0);
+    },
+    async insert(endpoints) {
+      for (const e of endpoints) {
+        await run({
+          text: `INSERT INTO webhook_endpoints (id, url, events, secret, enabled, disabled_reason, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          values: [e.id, e.url, e.events, e.secret, e.enabled, e.disabledReason, String(e.createdAt.getTime())],
+        });
+      }
+      return endpoints.length;
+    },
+  }),
+};

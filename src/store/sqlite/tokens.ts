@@ -1,9 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { Scope, TokenRecord } from '../../domain/token.js';
+import type { RecordsInBackup } from '../backup.js';
 import type { TokenStore } from '../tokens.js';
 import { sqliteRead, type SqliteAccess } from './writer.js';
 
-export interface TokenRow {
+interface TokenRow {
   id: string;
   name: string;
   hash: string;
@@ -14,7 +15,7 @@ export interface TokenRow {
   revoked_at: bigint | null;
 }
 
-export function tokenFromRow(row: TokenRow): TokenRecord {
+function tokenFromRow(row: TokenRow): TokenRecord {
   const date = (ms: bigint | null) => (ms === null ? null : new Date(Number(ms)));
   return {
     id: row.id,
@@ -32,7 +33,7 @@ const LIST = 'SELECT * FROM tokens ORDER BY created_at, id';
 const COUNT = 'SELECT count(*) AS n FROM tokens';
 
 /** Inserts tokens on `db`: scopes one string, times in ms since the epoch. */
-export function tokenInsert(db: Database.Database): (t: TokenRecord) => void {
+function tokenInsert(db: Database.Database): (t: TokenRecord) => void {
   const insert = db.prepare(
     'INSERT INTO tokens (id, name, hash, prefix, scopes, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
@@ -71,3 +72,27 @@ export function sqliteTokens({ read, write, writer }: SqliteAccess): TokenStore 
     revoke: (id, at) => writer.run(() => s.revoke.run(at.getTime(), id).changes === 1),
   };
 }
+
+/** Tokens in a backup: read on a snapshot's connection, written on a restore's. */
+export const tokensInBackup: RecordsInBackup<TokenRecord, Database.Database> = {
+  tables: ['tokens'],
+  snapshot(db) {
+    const list = db.prepare<[], TokenRow>(LIST);
+    return {
+      async *pages() {
+        yield list.all().map(tokenFromRow);
+      },
+    };
+  },
+  restore(db) {
+    const insert = tokenInsert(db);
+    const count = db.prepare<[], { n: bigint }>(COUNT);
+    return {
+      count: async () => Number(count.get()!.n),
+      async insert(tokens) {
+        for (const t of tokens) insert(t);
+        return tokens.length;
+      },
+    };
+  },
+};

@@ -1,4 +1,6 @@
-import type { EventType } from '../../domain/webhook.js';
+import type Database from 'better-sqlite3';
+import type { EventType, WebhookEndpoint } from '../../domain/webhook.js';
+import type { RecordsInBackup } from '../backup.js';
 import type { WebhookStore } from '../webhooks.js';
 import { sqliteOutbox } from './outbox.js';
 import { sqliteRead, type SqliteAccess } from './writer.js';
@@ -26,7 +28,7 @@ interface RecentRow {
 }
 
 /** Event types as stored: one string, separated by spaces. */
-export const eventsFromColumn = (events: string) => events.split(' ').filter(Boolean) as EventType[];
+const eventsFromColumn = (events: string) => events.split(' ').filter(Boolean) as EventType[];
 
 /** The webhook endpoints of the SQLite store, and their outbox (outbox.ts). */
 export function sqliteWebhooks(access: SqliteAccess): WebhookStore {
@@ -81,3 +83,56 @@ export function sqliteWebhooks(access: SqliteAccess): WebhookStore {
     ...sqliteOutbox(access),
   };
 }
+
+interface StoredEndpointRow {
+  id: string;
+  url: string;
+  events: string;
+  secret: string;
+  enabled: bigint;
+  disabled_reason: string | null;
+  created_at: bigint;
+}
+
+/** Endpoints in a backup, with their state (enabled or not, and why) and their secrets as stored. */
+export const endpointsInBackup: RecordsInBackup<WebhookEndpoint, Database.Database> = {
+  tables: ['webhook_endpoints'],
+  snapshot(db) {
+    const list = db.prepare<[], StoredEndpointRow>(
+      `SELECT id, url, events, secret, enabled, disabled_reason, created_at
+       FROM webhook_endpoints ORDER BY created_at, id`,
+    );
+    return {
+      async *pages() {
+        yield list.all().map((e) => ({
+          id: e.id,
+          url: e.url,
+          events: eventsFromColumn(e.events),
+          secret: e.secret,
+          enabled: e.enabled === 1n,
+          disabledReason: e.disabled_reason,
+          createdAt: new Date(Number(e.created_at)),
+        }));
+      },
+    };
+  },
+  restore(db) {
+    const s = {
+      count: db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM webhook_endpoints'),
+      insert: db.prepare(
+        `INSERT INTO webhook_endpoints (id, url, events, secret, enabled, disabled_reason, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ),
+    };
+    return {
+      count: async () => Number(s.count.get()!.n),
+      async insert(endpoints) {
+        for (const e of endpoints) {
+          const enabled = e.enabled ? 1 : 0;
+          s.insert.run(e.id, e.url, e.events.join(' '), e.secret, enabled, e.disabledReason, e.createdAt.getTime());
+        }
+        return endpoints.length;
+      },
+    };
+  },
+};

@@ -107,7 +107,7 @@ describe('the store files', () => {
       const { store: other } = await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 });
       await createToken(other, { name: 'server' });
       await other.close();
-      await store.discardIfNew!();
+      await store.files!.discardIfNew();
       const { store: again } = await openStore({ databaseUrl: `sqlite:${path}`, databasePoolSize: 1 });
       try {
         assert.equal(await again.tokens.count(), 1);

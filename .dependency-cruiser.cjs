@@ -4,7 +4,7 @@
 //   http/                        the HTTP edge: app, plugins, routes, server
 //   services.ts                  the composition: builds the services every entry point uses
 //   use-cases/ auth/ events/ metrics/   what the service does
-//   store/                       where it keeps things (the Store port and its two adapters)
+//   store/                       where it keeps things, by kind of record, in SQLite and PostgreSQL
 //   config/ openapi/ log.ts      settings, the contract, logging
 //   domain/ json/                records, rules and errors; the exact JSON reader and writer
 //

@@ -1,7 +1,8 @@
 // The whole store, for a backup and a restore: a snapshot reads every kind of record a backup
 // holds, a restore writes them, each kind through a part of its own. Each store says, for every
-// kind, how it reads and writes it and which of its tables that covers (sqlite/backup.ts,
-// postgres/backup.ts); a test holds every other table to a list of those left out on purpose.
+// kind, how it reads and writes it and which of its tables that covers (SQLITE_BACKUP in
+// sqlite-store.ts, POSTGRES_BACKUP in postgres-store.ts, each part beside its kind), and names
+// the tables no kind covers; a test holds every table of the schema to one or the other.
 import type { PlantRecord } from '../domain/plant.js';
 import type { TokenRecord } from '../domain/token.js';
 import type { WebhookEndpoint } from '../domain/webhook.js';

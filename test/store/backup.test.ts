@@ -86,7 +86,7 @@ for (const kind of stores) {
       );
     });
 
-    it('finds a table that a migration added and no kind covers', async () => {
+    it('finds a table that no kind covers, as a migration could add one', async () => {
       const other = createTestStore(kind);
       try {
         await (await openStore({ databaseUrl: other.databaseUrl, databasePoolSize: 1 })).store.close();

@@ -19,7 +19,7 @@ function literal(value: unknown): string {
 
 /**
  * A statement with its parameters written in as quoted literals, for a simple-protocol query
- * that carries several statements in one round trip (a write batch's, in postgres-store.ts).
+ * that carries several statements in one round trip (a write batch's, in pool.ts).
  * The statement's own casts (`$1::bigint[]`) type the literals as they type bound parameters,
  * so the statement must cast each one, and its text must hold no `$n` other than its parameters.
  */

@@ -13,7 +13,7 @@ import { MIGRATION_TIMEOUT_MS } from './migrations.js';
 import { listFiltered } from './plant-filters.js';
 import { postgresPlantTx } from './plant-tx.js';
 import { late, type PostgresPool } from './pool.js';
-import { oneByOne, plantFromRow, SQL, type PlantRow, type Run } from './rows.js';
+import { oneByOne, plantFromRow, type PlantRow, type Run } from './rows.js';
 
 /**
  * Most batches of plant writes under way at once, each on its own connection: the rest of the
@@ -30,6 +30,13 @@ const WRITE_CONNECTIONS = 1;
  * statement, as writes share a batch, instead of a round trip and a statement apiece.
  */
 const READ_CONNECTIONS = 2;
+
+/** Named statements are parsed once per connection, then only bound and run: the hot paths. */
+const SQL = {
+  getPlants: { name: 'plants-get', text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
+  listFirst: { name: 'plants-list-first', text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
+  listAfter: { name: 'plants-list-after', text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },
+} as const;
 
 /** A deadlock or a serialization failure: the transaction may simply be run again. */
 function conflicted(err: unknown): boolean {

@@ -31,13 +31,6 @@ export function oneByOne(run: Run): Statements {
   };
 }
 
-/** Named statements are parsed once per connection, then only bound and run: the hot paths. */
-export const SQL = {
-  getPlants: { name: 'plants-get', text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
-  listFirst: { name: 'plants-list-first', text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
-  listAfter: { name: 'plants-list-after', text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },
-} as const;
-
 export function plantFromRow(row: PlantRow): PlantRecord {
   const id = BigInt(row.id);
   return row.tag === null ? { id, name: row.name } : { id, name: row.name, tag: row.tag };

@@ -2,7 +2,6 @@ import { closeSync, constants, existsSync, mkdirSync, openSync, rmdirSync, rmSyn
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import type { PlantRecord } from '../../domain/plant.js';
 
 export interface OpenOptions {
   /** Create the file's directory (owner-only) when it is missing: only the default store's. */
@@ -115,14 +114,4 @@ export function openConnections(path: string): Connections {
       throw new StoreUnavailableError(again);
     }
   }
-}
-
-export interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
-
-export function plantFromRow(row: PlantRow): PlantRecord {
-  return row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
 }

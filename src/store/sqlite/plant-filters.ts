@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { INT64_MAX as MAX_ID, INT64_MIN as MIN_ID } from '../../domain/int64.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
-import { plantFromRow, type PlantRow } from './connection.js';
+import { plantFromRow, type PlantRow } from './rows.js';
 
 /**
  * The FTS5 query for a search's words: each becomes an FTS5 string, its `"` doubled (a word holds

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { inIdOrder, type PlantRecord } from '../../domain/plant.js';
 import type { EventType, NewEvent } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
-import { plantFromRow, type PlantRow } from './connection.js';
+import { plantFromRow, type PlantRow } from './rows.js';
 import { indexedWords } from './search-index.js';
 
 /**

@@ -4,7 +4,7 @@ import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
 import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
 import { applyWrites } from '../write-path.js';
-import { plantFromRow, type PlantRow } from './connection.js';
+import { plantFromRow, type PlantRow } from './rows.js';
 import { sqliteFilterUpkeep } from './migrations.js';
 import { sqliteEmit } from './outbox.js';
 import { sqliteFilters } from './plant-filters.js';

@@ -202,7 +202,7 @@ export class SqliteStore implements Store {
     if (!this.ready) return Promise.reject(new Error('the store has not been migrated'));
     // Opened alone, the store has one connection, and a connection of the snapshot's own would
     // find the file locked ("database is locked"): the snapshot reads through the store's. Only
-    // `backup` takes snapshots, and it writes nothing meanwhile.
+    // `backup` and a refused restore's discardIfNew take snapshots, and neither writes meanwhile.
     return sqliteSnapshot(this.path, SQLITE_BACKUP, this.exclusive ? this.readDb : undefined);
   }
 

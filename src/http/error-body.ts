@@ -5,7 +5,7 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
 // node:http is taken with process.getBuiltinModule, not an ESM import: an ESM import builds a
 // facade that reads every export, and Node 24's lazy WebSocket export then loads undici (the
-// engine of fetch) at every start, some 40 ms of it (docs/performance.md, start-up). Types come
+// engine of fetch) at every start, a visible part of start-up (docs/performance.md). Types come
 // from `import type`, which compiles to nothing.
 const { STATUS_CODES } = process.getBuiltinModule('node:http');
 

@@ -31,7 +31,7 @@ export function hostProblem(req: IncomingMessage): string | undefined {
  */
 export function repeated(req: IncomingMessage, name: string): boolean {
   // Counted in rawHeaders: req.headersDistinct would build an array for every header of every
-  // request (about 1.5% of the server's CPU under POST) to answer this one question.
+  // request (a visible share of the server's CPU under POST) to answer this one question.
   let seen = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const field = req.rawHeaders[i]!;

@@ -5,7 +5,7 @@ import type { Store } from './store.js';
 /**
  * Opens the store a `DATABASE_URL` names (already validated by the config) and applies pending
  * migrations. Each store's module is loaded only when chosen: the PostgreSQL driver alone costs
- * an embedded start ~100 ms.
+ * an embedded start a good part of its time.
  */
 export async function openStore(
   // Without sqliteCheckpointPages, SQLite's own default applies (tests that open stores directly).

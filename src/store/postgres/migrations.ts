@@ -154,8 +154,7 @@ ${wordsFollow(
   // it has and the old one had not: the words both share keep their entries. Renaming
   // "Monstera deliciosa" to "Monstera deliciosa variegata" now writes one entry instead of taking
   // out two and putting three back, and each name is split once, not once per statement
-  // (transactions of 17 renames that keep all but one word ran 1.1-1.9x as fast; those that keep
-  // none, as fast as before: docs/performance.md).
+  // (docs/performance.md, where a PUT goes).
   wordsFollow(
     'CREATE OR REPLACE',
     `WITH renamed AS (

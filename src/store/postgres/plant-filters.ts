@@ -17,7 +17,7 @@ const LEAD_PROBE = 1000;
  * of its own: a prepared statement's generic plan takes `LIMIT $n` for a tenth of the rows, and a
  * tag filter that may be empty (`$n IS NULL OR ...`) for one that keeps few plants, and either
  * made its estimate look worse than the custom plans'. PostgreSQL then planned a search again for
- * every page: 0.4 ms of 0.9 on 1,000,000 plants, where on 1,000 it kept the generic plan. Tag
+ * every page, half a page's time on a large store, where on a small one it kept the generic plan. Tag
  * pages are planned each time whatever is done (a list of tags of unknown length); their plans
  * cost little. Exported for the tests that read their plans.
  */
@@ -43,8 +43,8 @@ export const SQL = {
   // finds: such a page may read every match of the lead word past the cursor when few of them carry
   // the tags. The other words (not the lead: the walk found it) are probed in the index for each
   // entry walked; OFFSET 0 keeps that probe a subquery the planner cannot turn into a hash of every
-  // word stored, which it chose on some stores (20,000 plants: 20 ms a page instead of 1, on every
-  // page, since the hash is built before the walk reads a single entry).
+  // word stored, which it chose on some stores (twenty times a page's time, on every page, since
+  // the hash is built before the walk reads a single entry).
   bySearch: (limit: number, tagged: boolean) => ({
     name: `plants-by-search-${tagged ? 'tagged-' : ''}${limit}`,
     text: `WITH words AS MATERIALIZED (SELECT $1::text[] AS all_words),

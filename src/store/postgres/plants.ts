@@ -19,9 +19,8 @@ import { oneByOne, plantFromRow, type PlantRow, type Run } from './rows.js';
  * Most batches of plant writes under way at once, each on its own connection: the rest of the
  * pool stays free for reads, token look-ups and the dispatcher. One: since a batch takes two
  * round trips, one connection keeps up, and the writes that arrive meanwhile make the next batch
- * larger, which costs PostgreSQL less per write (about 50-65 against 80-120 us of its CPU per
- * POST; POST faster in 8 of 10 interleaved pairs, docs/performance.md). At four round trips a
- * batch, one ran no faster than two, and four or eight ran slower.
+ * larger, which costs PostgreSQL less per write. More connections did not make writes faster,
+ * and more than two made them slower (docs/performance.md).
  */
 const WRITE_CONNECTIONS = 1;
 

@@ -98,9 +98,7 @@ export class PostgresPool {
    * are held for the next round trip, the last one with the COMMIT. A batch of creations is two
    * round trips (BEGIN, lock and insert; COMMIT), a batch of replaces or deletes two (BEGIN and
    * lock; the change and COMMIT). Under write load each round trip of a batch waits its turn on
-   * a busy event loop: with BEGIN sent with the lock, POST ran 1.1-1.65x faster in nine
-   * interleaved pairs, and with the insert sent with the lock and the rest with the COMMIT,
-   * faster in six of seven more (docs/performance.md).
+   * a busy event loop, so each round trip saved is a wait saved (docs/performance.md).
    */
   batchTransaction<T>(work: (statements: Statements) => Promise<T>, deadline?: number): Promise<T> {
     return this.withClient(async (client) => {

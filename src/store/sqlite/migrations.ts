@@ -21,8 +21,8 @@ export const sqliteFilterUpkeep = {
   ftsEmpty: `INSERT INTO plants_fts (plants_fts) VALUES ('delete-all');`,
   /**
    * Merges plants_fts into one segment. A bulk load (a rebuild, an import) leaves it in several
-   * large ones, and a search seeks its words in each: on 1,000,000 plants, a word after a cursor
-   * took 111 µs in the 9 segments of the benchmark's load and 43 µs in one, as on 1,000 plants.
+   * large ones, and a search seeks its words in each, so a search costs as many seeks as there
+   * are segments; in one segment, it costs on a million plants what it costs on a thousand.
    * Writes since then add small segments, which FTS5 merges as it goes.
    */
   ftsOptimize: `INSERT INTO plants_fts (plants_fts) VALUES ('optimize');`,
@@ -131,16 +131,15 @@ export const sqliteMigrations: string[] = [
   // plants_fts is kept by the write path's statements instead of triggers. A trigger makes every
   // statement that writes plants open a statement savepoint, and FTS5 writes its pending words to
   // disk at each savepoint: a new index segment for every plant written, and the merges of all of
-  // them, instead of one segment per transaction. On 300,000 plants that was most of the cost of
-  // a write, four times more on a store whose index was rebuilt (docs/performance.md).
+  // them, instead of one segment per transaction: most of the cost of a write on a large store
+  // (docs/performance.md).
   `DROP TRIGGER plants_fts_insert;
    DROP TRIGGER plants_fts_delete;
    DROP TRIGGER plants_fts_update;`,
   // plants_fts made again without its table of name lengths (columnsize = 0), which only ranking
   // reads, and a search here is in id order, never ranked. That table has a row per plant keyed
-  // by its id, so every rename and delete wrote a page of it at a random place: renames of random
-  // plants among 300,000 took 16% less time without it (docs/performance.md). The words are
-  // filled again from the plants and merged into one segment: 1 s on 1,000,000 plants.
+  // by its id, so every rename and delete wrote a page of it at a random place (docs/performance.md
+  // has what that cost). The words are filled again from the plants and merged into one segment.
   `DROP TABLE plants_fts;
    CREATE VIRTUAL TABLE plants_fts USING fts5 (
      name, content = 'plants', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2', columnsize = 0

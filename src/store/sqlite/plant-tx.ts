@@ -34,8 +34,8 @@ export function sqlitePlantTx(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
     ),
     // SQLite rewrites the entries of every index on a column that is SET, whether or not its
-    // value changed: a rename that keeps the tag leaves the tag index alone (renames of random
-    // plants among 300,000 wrote a quarter fewer WAL pages; docs/performance.md).
+    // value changed: a rename that keeps the tag leaves the tag index alone, and writes fewer
+    // pages to the WAL (docs/performance.md).
     update: db.prepare<[string, string | null, bigint]>('UPDATE plants SET name = ?, tag = ? WHERE id = ?'),
     rename: db.prepare<[string, bigint]>('UPDATE plants SET name = ? WHERE id = ?'),
     delete: db.prepare<[bigint], { name: string }>('DELETE FROM plants WHERE id = ? RETURNING name'),

@@ -51,8 +51,8 @@ export interface JobKind<I, O> {
  * journal holds the first image of every page a savepoint changes, for a rollback to it. Past
  * 64 KiB SQLite spills it to a temporary file, opened, written a page at a time and closed
  * again in every commit of a busy store (under renames, about as many pages as into the WAL).
- * In memory, renames ran 13-40% faster in 5 of 6 interleaved pairs and POST 13-21% in 3 of 3
- * (docs/performance.md); it holds at most about this many writes' pages (a few MB).
+ * In memory that file's work is gone (docs/performance.md has the measure); it holds at most
+ * about this many writes' pages (a few MB).
  * Anything else (an import, a restore, whose CREATE INDEX sorts every plant) keeps the file:
  * `temp_store` puts SQLite's sorts in memory too.
  */

@@ -76,3 +76,12 @@ export function plantPreconditionFailed(id: bigint, failed: FailedPrecondition):
       : `plant ${id} matches If-None-Match (its ETag is one of those given, or * was given); nothing changed`,
   );
 }
+
+/**
+ * A position of the change log that the store can no longer follow from: older than the oldest
+ * change it keeps, above its current position, or from a log before a restore. The caller lists
+ * again and follows from the position the list gives.
+ */
+export class GoneError extends Error {
+  override name = 'GoneError';
+}

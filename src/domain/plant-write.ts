@@ -25,6 +25,12 @@ export type WriteOutcome =
   /** The stored plant fails the write's conditions: `failed` names the header. */
   | { kind: 'precondition-failed'; current: PlantRecord; failed: FailedPrecondition };
 
+/**
+ * An outcome with its place in the change log: its change's position, or the log's current
+ * position when it changed nothing.
+ */
+export type Written = WriteOutcome & { position: bigint };
+
 /** What the store must do for one write: the row change, and the event that announces it. */
 export type RowChange =
   | { kind: 'insert'; plant: PlantRecord }

@@ -4,7 +4,10 @@ import { plantJson, type PlantRecord } from './plant.js';
 export const EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** One change to announce, written in the same transaction as the change (the outbox). */
+/**
+ * One change, written to the change log in the same transaction as the change: the feed serves
+ * it, and the outbox delivers it to the endpoints that subscribe to its type.
+ */
 export interface NewEvent {
   /** The Standard Webhooks `webhook-id`: stable across every attempt and every endpoint. */
   id: string;
@@ -12,12 +15,18 @@ export interface NewEvent {
   plantId: bigint;
   /** The JSON body, written once with exact ids: `{id, name, tag?}`. */
   body: string;
+  /** The plant's tag in `body`, and the one it had before when an update changed it (the feed's tag filter). */
+  tag: string | null;
+  oldTag: string | null;
   createdAt: number;
 }
 
-export function newEvent(type: EventType, plant: PlantRecord, now = Date.now()): NewEvent {
+/** The change of `plant` (as it is after the change, or as it was for a deletion); `before`, an update's. */
+export function newEvent(type: EventType, plant: PlantRecord, now = Date.now(), before?: PlantRecord): NewEvent {
   const id = `msg_${randomBytes(16).toString('base64url')}`;
-  return { id, type, plantId: plant.id, body: plantJson(plant), createdAt: now };
+  const tag = plant.tag ?? null;
+  const oldTag = before && before.tag !== plant.tag ? (before.tag ?? null) : null;
+  return { id, type, plantId: plant.id, body: plantJson(plant), tag, oldTag, createdAt: now };
 }
 
 export interface WebhookEndpoint {

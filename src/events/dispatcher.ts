@@ -11,9 +11,6 @@ import { openSecret, sign } from './signing.js';
 
 /** A claim outlives the longest attempt by this much, so a crashed instance's claims expire soon after. */
 const LEASE_MARGIN_MS = 5_000;
-/** Finished events are kept this long past the retry window (for `webhook list`), then pruned hourly. */
-const RETENTION_MS = 7 * 86_400_000;
-const PRUNE_EVERY_MS = 3_600_000;
 /**
  * Nudges within this window share one look for due deliveries. Under a write load every request
  * nudges; without this, each commit cycle would carry a claim through the store as well.
@@ -38,7 +35,6 @@ const RECORD_RETRIES_MS = [200, 1_000];
  */
 export class Dispatcher {
   private timer: NodeJS.Timeout | undefined;
-  private pruner: NodeJS.Timeout | undefined;
   private running = false;
   private inFlight = new Set<Promise<void>>();
   /** Attempts in flight, by endpoint. */
@@ -62,18 +58,6 @@ export class Dispatcher {
   start(): void {
     this.running = true;
     this.schedule(0);
-    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
-    this.pruner.unref();
-  }
-
-  /** Keeps the outbox small: events neither pending nor recent go (any instance may do it). */
-  private async prune(): Promise<void> {
-    try {
-      const pruned = await this.outbox.pruneEvents(Date.now() - this.config.webhookRetryWindowMs - RETENTION_MS);
-      if (pruned > 0) this.log.info({ pruned }, 'pruned old webhook events');
-    } catch (err) {
-      this.log.warn({ err }, 'could not prune old webhook events');
-    }
   }
 
   /** Something was written here: look for due deliveries now rather than at the next poll. */
@@ -91,7 +75,6 @@ export class Dispatcher {
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
-    clearInterval(this.pruner);
     this.stopping.abort(new Error('the server is shutting down'));
     await Promise.allSettled([...this.inFlight]);
   }

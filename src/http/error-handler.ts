@@ -3,6 +3,7 @@ import {
   ConflictError,
   ForbiddenError,
   InvalidInputError,
+  GoneError,
   NotFoundError,
   PreconditionFailedError,
   UnauthenticatedError,
@@ -51,6 +52,7 @@ export function toHttpError(err: unknown, request?: FastifyRequest): HttpError |
   }
   if (err instanceof NotFoundError) return new HttpError(404, err.message);
   if (err instanceof ConflictError) return new HttpError(409, err.message);
+  if (err instanceof GoneError) return new HttpError(410, err.message);
   if (err instanceof PreconditionFailedError) return new HttpError(412, err.message);
   if (err instanceof UnavailableError) {
     return new HttpError(503, err.message, { 'retry-after': String(err.retryAfterSeconds) });

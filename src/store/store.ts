@@ -1,4 +1,5 @@
 import type { RestoreTarget, StoreSnapshot } from './backup.js';
+import type { ChangeLog } from './changes.js';
 import type { PlantStore } from './plants.js';
 import type { StoreKind } from './schema-versions.js';
 import type { TokenStore } from './tokens.js';
@@ -16,6 +17,7 @@ export interface Store {
   readonly plants: PlantStore;
   readonly tokens: TokenStore;
   readonly webhooks: WebhookStore;
+  readonly changes: ChangeLog;
 
   /** Applies pending schema migrations; resolves to the number applied. */
   migrate(): Promise<number>;
@@ -42,7 +44,8 @@ export interface Store {
   openSnapshot(): Promise<StoreSnapshot>;
   /**
    * Runs `work` in one transaction that other writers cannot interleave with (a restore): commits
-   * when `work` resolves, changes nothing when it rejects. Writes no outbox events.
+   * when `work` resolves, changes nothing when it rejects. Writes nothing to the change log, and
+   * starts a new one.
    */
   restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T>;
 }

@@ -10,9 +10,10 @@ export interface WebhookEndpoints {
 }
 
 /**
- * The outbox: the events plant writes announce (written by the write path, in the same
- * transaction: write-path.ts) and their deliveries, one per event and subscribed endpoint, as the
- * dispatcher claims, attempts and records them.
+ * The outbox: the deliveries of the changes plant writes log (written by the write path, in the
+ * same transaction: write-path.ts), one per change and subscribed endpoint, as the dispatcher
+ * claims, attempts and records them. The changes themselves are the change log's (changes.ts),
+ * which prunes them.
  */
 export interface Outbox {
   /**
@@ -28,8 +29,6 @@ export interface Outbox {
   /** One attempt's outcome; one that disables its endpoint gives up the endpoint's pending deliveries. */
   recordAttempt(result: AttemptResult): Promise<void>;
   countPendingDeliveries(): Promise<number>;
-  /** Deletes events older than `before` that have no pending delivery, with their deliveries; resolves to how many. */
-  pruneEvents(before: number): Promise<number>;
 }
 
 /** Webhook endpoints and their outbox: one kind, since every delivery belongs to an endpoint. */

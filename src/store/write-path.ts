@@ -1,19 +1,27 @@
 // The one write path of plants, called by both stores: it reads what each write touches (and
 // inserts the creations whose id is free, in the same step), decides with the domain's rules,
-// applies the other row changes and writes their outbox events, all inside the caller's
+// applies the other row changes and writes them to the change log, all inside the caller's
 // transaction.
 import type { PlantRecord } from '../domain/plant.js';
-import { decideWrite, eventOf, writeId, type PlantWrite, type WriteOutcome } from '../domain/plant-write.js';
-import { newEvent, type EventType, type NewEvent } from '../domain/webhook.js';
+import {
+  decideWrite,
+  eventOf,
+  writeId,
+  type PlantWrite,
+  type RowChange,
+  type WriteOutcome,
+  type Written,
+} from '../domain/plant-write.js';
+import { newEvent, type NewEvent } from '../domain/webhook.js';
 
-/** What a write touches: the plants stored under its ids, and the events someone subscribes to. */
+/** What a write touches: the plants stored under its ids, and where the change log stands. */
 export interface Current {
   /** As they were before the creations of `read` went in. */
   plants: Map<bigint, PlantRecord>;
   /** The ids the creations of `read` took: those that were free. */
   inserted: Set<bigint>;
-  /** Event types an enabled webhook endpoint wants: a change of another type writes no outbox row. */
-  subscribed: ReadonlySet<EventType>;
+  /** The change log's current position, as read: what a write that changes nothing answers. */
+  position: bigint;
 }
 
 /** What a store offers the write path inside one of its transactions. */
@@ -29,8 +37,13 @@ export interface PlantTx {
   update(updates: { plant: PlantRecord; before: PlantRecord }[]): Promise<void>;
   /** Deletes these plants, each stored now as given (its name says which words go with it). */
   delete(plants: PlantRecord[]): Promise<void>;
-  /** Writes the outbox rows of these events (for the subscribers that want them). */
-  emit(events: NewEvent[]): Promise<void>;
+  /**
+   * The last step, once per transaction when anything changed: writes these changes to the change
+   * log, in this order, and the outbox's deliveries of those an endpoint subscribes to; resolves
+   * to their positions. Positions ascend in commit order across every writer (on PostgreSQL the
+   * step takes the log's lock, and commits: postgres/outbox.ts).
+   */
+  log(events: NewEvent[]): Promise<bigint[]>;
 }
 
 /**
@@ -52,9 +65,14 @@ function rounds(writes: PlantWrite[]): number[][] {
 /** A creation may find its id taken by another instance between read and insert, at most this often. */
 const MAX_ATTEMPTS = 3;
 
-/** Applies the writes in order in `tx`; one outcome per write. */
-export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.now()): Promise<WriteOutcome[]> {
+/**
+ * Applies the writes in order in `tx`; one outcome per write, with its position in the change log.
+ * Every change is logged in the one last step, in the order of the writes' rounds.
+ */
+export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.now()): Promise<Written[]> {
   const outcomes: WriteOutcome[] = new Array<WriteOutcome>(writes.length);
+  const logged: { i: number; change: RowChange }[] = [];
+  let position: bigint | undefined;
   for (const round of rounds(writes)) {
     let pending = round;
     for (let attempt = 1; pending.length > 0; attempt++) {
@@ -67,6 +85,7 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
         pending.map((i) => writeId(writes[i]!)),
         creations,
       );
+      position ??= current.position;
       const decided = pending.map((i) => ({ i, ...decideWrite(writes[i]!, current.plants.get(writeId(writes[i]!))) }));
       const inserts = decided.filter((d) => d.change?.kind === 'insert');
       // An id free when read and taken when inserted: another writer's creation won the race,
@@ -78,11 +97,17 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
       const deletes = changes.flatMap((c) => (c.kind === 'delete' ? [c.plant] : []));
       if (updates.length) await tx.update(updates);
       if (deletes.length) await tx.delete(deletes);
-      const announced = changes.filter((c) => current.subscribed.has(eventOf(c)));
-      if (announced.length) await tx.emit(announced.map((c) => newEvent(eventOf(c), c.plant, now)));
-      for (const d of done) outcomes[d.i] = d.outcome;
+      for (const d of done) {
+        outcomes[d.i] = d.outcome;
+        if (d.change) logged.push({ i: d.i, change: d.change });
+      }
       pending = pending.filter((i) => lost.has(i));
     }
   }
-  return outcomes;
+  const events = logged.map(({ change: c }) =>
+    newEvent(eventOf(c), c.plant, now, c.kind === 'update' ? c.before : undefined),
+  );
+  const positions = events.length ? await tx.log(events) : [];
+  const at = new Map(logged.map(({ i }, k) => [i, positions[k]!]));
+  return outcomes.map((o, i) => ({ ...o, position: at.get(i) ?? position ?? 0n }));
 }

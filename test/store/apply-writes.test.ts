@@ -1,11 +1,15 @@
 // The write path (src/store/write-path.ts) over an in-memory PlantTx: the steps it asks of a
 // store, the race where another instance's creation takes an id between the read and the insert
-// (on PostgreSQL it takes two instances and luck), the rounds of one id, and the events it writes.
+// (on PostgreSQL it takes two instances and luck), the rounds of one id, and the changes it logs.
 // The stores' own PlantTx are held to the same cases in write-path.test.ts.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PlantRecord } from '../../src/domain/plant.js';
 import { etagOf, type PlantWrite, type WriteOutcome } from '../../src/domain/plant-write.js';
+
+/** The outcomes without their positions (the tests of positions look at them on their own). */
+const kinds = (written: (WriteOutcome & { position: bigint })[]): WriteOutcome[] =>
+  written.map(({ position: _, ...o }) => o as WriteOutcome);
 import { applyWrites } from '../../src/store/write-path.js';
 import { MemoryPlantTx } from '../support/memory-plant-tx.js';
 
@@ -28,7 +32,7 @@ describe('the write path over an in-memory PlantTx', () => {
       it(`${what}: this creation is decided again against it, and writes nothing`, async () => {
         const tx = new MemoryPlantTx();
         tx.rival(won);
-        assert.deepEqual(await applyWrites([create(plant(7, 'Fern'))], tx, NOW), [outcome]);
+        assert.deepEqual(kinds(await applyWrites([create(plant(7, 'Fern'))], tx, NOW)), [outcome]);
         assert.deepEqual(tx.calls, ['read 7', 'read 7']);
         assert.deepEqual(tx.plants.get(7n), won);
       });
@@ -42,21 +46,21 @@ describe('the write path over an in-memory PlantTx', () => {
         tx,
         NOW,
       );
-      assert.deepEqual(outcomes, [
+      assert.deepEqual(kinds(outcomes), [
         { kind: 'conflict', existing: plant(7, 'Moss') },
         { kind: 'updated', plant: plant(8, 'Aloe vera') },
         { kind: 'created', plant: plant(9, 'Ivy') },
       ]);
-      assert.deepEqual(tx.calls, ['read 7,8,9', 'update 8', 'emit plant.updated 8', 'emit plant.created 9', 'read 7']);
+      assert.deepEqual(tx.calls, ['read 7,8,9', 'update 8', 'read 7', 'log plant.updated 8', 'log plant.created 9']);
     });
 
     it('created and deleted again: in at the third attempt; never in after three, the batch fails', async () => {
       const tx = new MemoryPlantTx();
       tx.rival(plant(7, 'Moss'), { wins: 2, deletes: true });
-      assert.deepEqual(await applyWrites([create(plant(7, 'Fern'))], tx, NOW), [
+      assert.deepEqual(kinds(await applyWrites([create(plant(7, 'Fern'))], tx, NOW)), [
         { kind: 'created', plant: plant(7, 'Fern') },
       ]);
-      assert.deepEqual(tx.calls, ['read 7', 'read 7', 'read 7', 'emit plant.created 7']);
+      assert.deepEqual(tx.calls, ['read 7', 'read 7', 'read 7', 'log plant.created 7']);
 
       const again = new MemoryPlantTx();
       again.rival(plant(7, 'Moss'), { wins: 3, deletes: true });
@@ -86,25 +90,30 @@ describe('the write path over an in-memory PlantTx', () => {
       outcomes.map((o) => o.kind),
       ['created', 'updated', 'created', 'deleted', 'created', 'unchanged'],
     );
+    // Every change is logged in one last step, in the order of the rounds.
     assert.deepEqual(tx.calls, [
       'read 1,2',
-      'emit plant.created 1',
-      'emit plant.created 2',
       'read 1,2',
       'update 1',
-      'emit plant.updated 1',
       'read 1',
       'delete 1',
-      'emit plant.deleted 1',
       'read 1',
-      'emit plant.created 1',
+      'log plant.created 1',
+      'log plant.created 2',
+      'log plant.updated 1',
+      'log plant.deleted 1',
+      'log plant.created 1',
     ]);
+    // Each change its own position, in that order; a write that changed nothing, the one read first.
+    assert.deepEqual(
+      outcomes.map((o) => o.position),
+      [101n, 103n, 102n, 104n, 105n, 100n],
+    );
     assert.deepEqual([...tx.plants.values()], [plant(2, 'c'), plant(1, 'd')]);
   });
 
-  it('an event for each change someone subscribes to, none for a write that changes nothing', async () => {
+  it('a change for each write that changes something, none for one that does not', async () => {
     const tx = new MemoryPlantTx([plant(1, 'a', 't'), plant(2, 'b'), plant(3, 'c')]);
-    tx.subscribed = new Set(['plant.created', 'plant.deleted']);
     const outcomes = await applyWrites(
       [
         create(plant(1, 'a', 't')),
@@ -123,22 +132,28 @@ describe('the write path over an in-memory PlantTx', () => {
       outcomes.map((o) => o.kind),
       ['unchanged', 'conflict', 'unchanged', 'not-found', 'precondition-failed', 'updated', 'deleted', 'created'],
     );
-    // The update is written, but nobody wants plant.updated.
     assert.deepEqual(tx.calls, [
       'read 1,2,3,4,5',
-      'emit plant.created 5',
       'read 3,1,2',
       'update 1',
       'delete 2',
-      'emit plant.deleted 2',
+      'log plant.created 5',
+      'log plant.updated 1',
+      'log plant.deleted 2',
     ]);
+    // The update took the tag away: the change says which it had, for the feed's tag filter.
     assert.deepEqual(
-      tx.events.map((e) => [e.type, e.body, e.createdAt]),
+      tx.events.map((e) => [e.type, e.body, e.tag, e.oldTag, e.createdAt]),
       [
-        ['plant.created', '{"id":5,"name":"e","tag":""}', NOW],
-        ['plant.deleted', '{"id":2,"name":"b"}', NOW],
+        ['plant.created', '{"id":5,"name":"e","tag":""}', '', null, NOW],
+        ['plant.updated', '{"id":1,"name":"a"}', null, 't', NOW],
+        ['plant.deleted', '{"id":2,"name":"b"}', null, null, NOW],
       ],
     );
     assert.notEqual(tx.events[0]!.id, tx.events[1]!.id);
+    assert.deepEqual(
+      outcomes.map((o) => o.position),
+      [100n, 100n, 100n, 100n, 100n, 102n, 103n, 101n],
+    );
   });
 });

@@ -1,6 +1,7 @@
-// The webhooks' contract, the same cases on both stores, without a server: events are written with
-// their change (only a real change), claims lease deliveries in order per plant, each endpoint's
-// up to its own limit, and old finished events are pruned; endpoints are listed oldest first with
+// The webhooks' contract, the same cases on both stores, without a server: deliveries are written
+// with their change (only a real change, only for a subscriber), claims lease deliveries in order
+// per plant, each endpoint's up to its own limit, and the change log's pruning keeps what a
+// delivery still waits for; endpoints are listed oldest first with
 // their figures, a disabled one gives up its pending deliveries and gets no more, and a removed
 // one takes its deliveries with it.
 import { after, describe, it } from 'node:test';
@@ -22,7 +23,7 @@ for (const kind of stores) {
 
     it('writes events with real changes only, leases them in order per plant, and prunes finished ones', async () => {
       store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 2 })).store;
-      // No subscriber: nothing is written.
+      // No subscriber: nothing to deliver (the change is logged all the same).
       await create(1n, 'before');
       await store.webhooks.insertEndpoint({
         id: 'ep_a',
@@ -79,7 +80,13 @@ for (const kind of stores) {
         next.map((d) => d.type),
         ['plant.deleted'],
       );
-      assert.equal(await store.webhooks.pruneEvents(now + 1), 2, 'the two delivered events; the leased one is pending');
+      assert.equal(
+        await store.changes.prune(now + 1),
+        4,
+        'every change but the deletion whose delivery is leased: the creations of 1, 2 and 4, the rename of 2',
+      );
+      const bounds = await store.changes.bounds();
+      assert.equal((await store.changes.read(bounds.floor - 1n, bounds.current, 10, {})).changes.length, 0);
       const [status] = await store.webhooks.listEndpoints(5);
       assert.equal(status!.pending, 1);
       assert.equal(status!.delivered, 0);

@@ -1,5 +1,5 @@
 import type { PlantRecord } from '../../src/domain/plant.js';
-import type { EventType, NewEvent } from '../../src/domain/webhook.js';
+import type { NewEvent } from '../../src/domain/webhook.js';
 import type { Current, PlantTx } from '../../src/store/write-path.js';
 
 const same = (a: PlantRecord | undefined, b: PlantRecord) => a?.name === b.name && a.tag === b.tag && a.id === b.id;
@@ -22,10 +22,11 @@ interface Rival {
  */
 export class MemoryPlantTx implements PlantTx {
   readonly plants = new Map<bigint, PlantRecord>();
-  /** Every call, in order: `read 1,2`, `update 3`, `delete 4`, `emit plant.created 5`. */
+  /** Every call, in order: `read 1,2`, `update 3`, `delete 4`, `log plant.created 5`. */
   readonly calls: string[] = [];
   readonly events: NewEvent[] = [];
-  subscribed = new Set<EventType>(['plant.created', 'plant.updated', 'plant.deleted']);
+  /** The change log's last position. */
+  position = 100n;
   private readonly rivals = new Map<bigint, Rival>();
 
   constructor(plants: PlantRecord[] = []) {
@@ -51,7 +52,7 @@ export class MemoryPlantTx implements PlantTx {
       const p = this.plants.get(id);
       if (p) plants.set(id, p);
     }
-    return { plants, inserted: this.insertFree(creations), subscribed: this.subscribed };
+    return { plants, inserted: this.insertFree(creations), position: this.position };
   }
 
   async insert(plants: PlantRecord[]): Promise<Set<bigint>> {
@@ -74,9 +75,10 @@ export class MemoryPlantTx implements PlantTx {
     }
   }
 
-  async emit(events: NewEvent[]): Promise<void> {
-    for (const e of events) this.calls.push(`emit ${e.type} ${e.plantId}`);
+  async log(events: NewEvent[]): Promise<bigint[]> {
+    for (const e of events) this.calls.push(`log ${e.type} ${e.plantId}`);
     this.events.push(...events);
+    return events.map(() => ++this.position);
   }
 
   private insertFree(creations: PlantRecord[]): Set<bigint> {

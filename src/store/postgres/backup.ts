@@ -8,6 +8,7 @@ import {
   type StoreSnapshot,
 } from '../backup.js';
 import { storeError } from './errors.js';
+import { POSTGRES_NEW_CHANGE_LOG } from './migrations.js';
 import type { Run } from './rows.js';
 
 /**
@@ -108,6 +109,9 @@ export async function postgresRestore<T>(
     const records = restoreParts(parts, run);
     const result = await work({ records });
     for (const part of Object.values(records)) await part.done?.();
+    // A backup carries no change log: the restored store starts a new one, past every position
+    // of the store it came from, so a reader of that one is told to list again (410).
+    await run({ text: POSTGRES_NEW_CHANGE_LOG });
     await run({ text: 'COMMIT' });
     return result;
   } catch (err) {

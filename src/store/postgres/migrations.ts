@@ -40,6 +40,17 @@ export type MigrationQuery = (query: QueryConfig) => Promise<{ rows: unknown[] }
 export type PostgresMigration = string | ((query: MigrationQuery) => Promise<void>);
 
 /**
+ * Starts a new change log (the migration that made it; a restore): its floor the time now in
+ * microseconds, or past its last position if that is higher, and the next position the sequence
+ * gives.
+ */
+export const POSTGRES_NEW_CHANGE_LOG = `UPDATE change_log SET floor = greatest(
+     (extract(epoch FROM clock_timestamp()) * 1000000)::bigint,
+     (SELECT max(seq) + 1 FROM events),
+     (SELECT last_value + 1 FROM events_seq_seq));
+   SELECT setval(pg_get_serial_sequence('events', 'seq'), floor - 1) FROM change_log;`;
+
+/**
  * Versioned schema changes, applied in order; `schema_migrations` records which ran. Never edit
  * a released entry: append a new one. The tables mirror the SQLite store's: int64 ids as bigint,
  * strings as text (NUL, which text cannot hold, is refused by the API before it gets here).
@@ -194,6 +205,17 @@ ${wordsFollow(
     await fillPlantWords(query);
     await query({ text: 'ALTER TABLE plant_words ADD PRIMARY KEY (word, id); ANALYZE plant_words;' });
   },
+  // The change log (src/store/changes.ts): every change to a plant gets a row of events from now
+  // on, subscribed to or not, and its seq is its position. tag and old_tag are what the feed's tag
+  // filter reads; events_plant, one plant's history. change_log's floor is the first position the
+  // log keeps: a new log starts at the time it was made in microseconds, past any position a log
+  // before it (a store this one is restored from) can have reached. Rows below it are older
+  // events kept for their webhook deliveries.
+  `ALTER TABLE events ADD COLUMN tag text, ADD COLUMN old_tag text;
+   CREATE INDEX events_plant ON events (plant_id, seq);
+   CREATE TABLE change_log (floor bigint NOT NULL);
+   INSERT INTO change_log (floor) SELECT 1;
+   ${POSTGRES_NEW_CHANGE_LOG}`,
 ];
 
 /**

@@ -1,35 +1,6 @@
-import type { QueryConfig } from 'pg';
-import type { AttemptResult, DueDelivery, EndpointsDue, EventType, NewEvent } from '../../domain/webhook.js';
+import type { AttemptResult, DueDelivery, EndpointsDue, EventType } from '../../domain/webhook.js';
 import { claimable, type Outbox } from '../webhooks.js';
 import type { Run } from './rows.js';
-
-/**
- * Writes the events of a change in the caller's transaction (the outbox): one statement inserts
- * the events that some enabled endpoint subscribes to, and one delivery per such endpoint.
- */
-export async function emitEvents(run: (query: QueryConfig) => Promise<unknown>, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await run({
-    name: 'events-emit',
-    text: `WITH ev AS (
-             INSERT INTO events (id, type, plant_id, body, created_at)
-             SELECT u.id, u.type, u.plant_id, u.body, u.created_at
-             FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[]) WITH ORDINALITY
-                  AS u (id, type, plant_id, body, created_at, n)
-             WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.enabled AND u.type = ANY (e.events))
-             ORDER BY u.n
-             RETURNING seq, type, plant_id, created_at)
-           INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
-           SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM ev JOIN webhook_endpoints e ON e.enabled AND ev.type = ANY (e.events)`,
-    values: [
-      events.map((e) => e.id),
-      events.map((e) => e.type),
-      events.map((e) => String(e.plantId)),
-      events.map((e) => e.body),
-      events.map((e) => String(e.createdAt)),
-    ],
-  });
-}
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
 
@@ -128,15 +99,6 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
           });
         }
       });
-    },
-    async pruneEvents(before: number): Promise<number> {
-      const rows = await run({
-        text: `DELETE FROM events WHERE created_at < $1
-                 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')
-               RETURNING seq`,
-        values: [String(before)],
-      });
-      return rows.length;
     },
     async countPendingDeliveries(): Promise<number> {
       const [row] = await run<{ n: string }>({

@@ -1,21 +1,20 @@
 import { inIdOrder, type PlantRecord } from '../../domain/plant.js';
-import type { EventType } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
 import { entriesChanged, entriesOf, WORDS_SQL } from './plant-words.js';
 import { plantFromRow, type PlantRow, type Statements } from './rows.js';
-import { emitEvents } from './outbox.js';
+import { CURRENT_POSITION, logChanges } from './changes.js';
 
 /**
  * Statements of the write path. A write batch writes their parameters in (inline.ts); run one by
  * one (a restore's inserts), they are named: parsed once per connection, then only bound and run.
  */
 const SQL = {
-  // One round trip: the plants, locked, and the event types enabled endpoints want.
+  // One statement: the plants, locked, and the change log's current position (a row of its own).
   lock: {
     name: 'plants-lock',
     text: `WITH locked AS (SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE)
-           SELECT id::text AS id, name, tag, NULL::text[] AS events FROM locked
-           UNION ALL SELECT NULL, NULL, NULL, events FROM webhook_endpoints WHERE enabled`,
+           SELECT id::text AS id, name, tag, NULL::text AS position FROM locked
+           UNION ALL SELECT NULL, NULL, NULL, (${CURRENT_POSITION})::text`,
   },
   // The plants whose id is free go in, and the words of their names with them (plant-words.ts):
   // the entries ($4, $5) of a plant another writer's insert got first are left out.
@@ -65,19 +64,19 @@ const insertValues = (plants: PlantRecord[]) => {
  * be locked, and an insert that finds it taken is decided again by the write path. The read and
  * the creations' insert go together, in one round trip where `together` can.
  */
-export function postgresPlantTx({ together, later }: Statements): PlantTx {
+export function postgresPlantTx({ together, later, commitWith }: Statements): PlantTx {
   return {
     async read(ids, creations) {
       const lock = { ...SQL.lock, values: [ids.map(String)] };
       const insert = { ...SQL.insert, values: insertValues(byId(creations)) };
       const [locked = [], added = []] = await together(creations.length ? [lock, insert] : [lock]);
       const plants = new Map<bigint, PlantRecord>();
-      const subscribed = new Set<EventType>();
-      for (const r of locked as (PlantRow & { events: EventType[] | null })[]) {
-        if (r.events) for (const e of r.events) subscribed.add(e);
+      let position = 0n;
+      for (const r of locked as (PlantRow & { position: string | null })[]) {
+        if (r.position !== null) position = BigInt(r.position);
         else plants.set(BigInt(r.id), plantFromRow(r));
       }
-      return { plants, subscribed, inserted: new Set(added.map((r) => BigInt(r.id as string))) };
+      return { plants, position, inserted: new Set(added.map((r) => BigInt(r.id as string))) };
     },
     async insert(plants) {
       const [rows = []] = await together([{ ...SQL.insert, values: insertValues(byId(plants)) }]);
@@ -99,6 +98,6 @@ export function postgresPlantTx({ together, later }: Statements): PlantTx {
       await later({ ...SQL.delete, values: [plants.map((p) => String(p.id))] });
       if (words.length) await later({ text: WORDS_SQL.remove, values: [words, ids] });
     },
-    emit: (events) => emitEvents(later, events),
+    log: (events) => logChanges(commitWith, events),
   };
 }

@@ -113,8 +113,13 @@ export class PostgresPool {
         const results = (await client.query(texts.join(';\n'))) as unknown as QueryResult | QueryResult[];
         return (Array.isArray(results) ? results : [results]).slice(texts.length - queries.length).map((r) => r.rows);
       };
-      const result = await work({ together: send, later: async (query) => void held.push(query) });
-      if (open || held.length) await send([{ text: 'COMMIT' }]);
+      let committed = false;
+      const commitWith = async (queries: QueryConfig[]) => {
+        committed = true;
+        return (await send([...queries, { text: 'COMMIT' }])).slice(0, queries.length);
+      };
+      const result = await work({ together: send, later: async (query) => void held.push(query), commitWith });
+      if (!committed && (open || held.length)) await send([{ text: 'COMMIT' }]);
       return result;
     });
   }

@@ -1,10 +1,12 @@
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
+import type { ChangeLog } from '../changes.js';
 import type { StoreKind } from '../schema-versions.js';
 import type { Store } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { postgresRestore, postgresSnapshot } from './backup.js';
+import { postgresChanges } from './changes.js';
 import { postgresSettings } from './connection.js';
 import { runMigrations } from './migrations.js';
 import { plantsInBackup, PostgresPlants } from './plants.js';
@@ -25,8 +27,9 @@ export const POSTGRES_BACKUP: BackupParts<Run> = {
  * to one (test/store/backup.test.ts holds the schema to that).
  */
 export const POSTGRES_NOT_BACKED_UP: Readonly<Record<string, string>> = {
-  events: 'the webhook outbox: deliveries under way are not part of a backup (README), nor the events they send',
-  deliveries: 'the webhook outbox (see events)',
+  events: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (README)',
+  deliveries: 'the webhook outbox: deliveries under way are not part of a backup (README)',
+  change_log: 'where the change log starts (see events)',
   schema_migrations: "the migrations' bookkeeping: a backup records its schema version in its header",
 };
 
@@ -42,6 +45,7 @@ export class PostgresStore implements Store {
   readonly plants: PostgresPlants;
   readonly tokens: TokenStore;
   readonly webhooks: WebhookStore;
+  readonly changes: ChangeLog;
   readonly notice = undefined;
   /** Its tables live in a database the operator made: nothing of it is ours to remove. */
   readonly files = undefined;
@@ -54,6 +58,7 @@ export class PostgresStore implements Store {
     this.plants = new PostgresPlants(pool, poolSize);
     this.tokens = postgresTokens(pool.run, pool.lookUp);
     this.webhooks = postgresWebhooks(pool.run, (work) => pool.transaction(work));
+    this.changes = postgresChanges(pool.run);
   }
 
   migrate(): Promise<number> {

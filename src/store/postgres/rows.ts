@@ -17,6 +17,11 @@ export interface Statements {
   together(queries: QueryConfig[]): Promise<QueryResultRow[][]>;
   /** A statement whose result no one reads: it may be held, to go with the next ones or the COMMIT. */
   later(query: QueryConfig): Promise<void>;
+  /**
+   * The last statements of the transaction, then its COMMIT, in one round trip where the
+   * transaction can; the rows of each, once committed. Nothing may follow.
+   */
+  commitWith(queries: QueryConfig[]): Promise<QueryResultRow[][]>;
 }
 
 /** Each statement in a round trip of its own, as it comes. */
@@ -28,6 +33,11 @@ export function oneByOne(run: Run): Statements {
       return rows;
     },
     later: async (query) => void (await run(query)),
+    async commitWith(queries) {
+      const rows: QueryResultRow[][] = [];
+      for (const query of queries) rows.push(await run(query));
+      return rows;
+    },
   };
 }
 

@@ -8,6 +8,7 @@ import {
   type StoreSnapshot,
 } from '../backup.js';
 import { sqliteError, sqliteRead } from './writer.js';
+import { sqliteNewChangeLog } from './migrations.js';
 
 /** A part's pages with SQLite's outage codes turned into StoreUnavailableError. */
 function guarded<R>(part: SnapshotPart<R>): SnapshotPart<R> {
@@ -81,5 +82,8 @@ export async function sqliteRestore<T>(
   const records = restoreParts(parts, db);
   const result = await work({ records });
   for (const part of Object.values(records)) await part.done?.();
+  // A backup carries no change log: the restored store starts a new one, past every position
+  // of the store it came from, so a reader of that one is told to list again (410).
+  db.exec(sqliteNewChangeLog);
   return result;
 }

@@ -57,6 +57,21 @@ const ftsTriggers = `CREATE TRIGGER plants_fts_insert AFTER INSERT ON plants BEG
      INSERT INTO plants_fts (rowid, name) VALUES (new.id, new.name);
    END;`;
 
+/** The time now, in microseconds since 1970: where a new change log starts. */
+const SQLITE_NOW_MICROSECONDS = `CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)`;
+
+/** Makes the next position AUTOINCREMENT gives the log's floor. */
+export const sqliteChangeLogStart = `DELETE FROM sqlite_sequence WHERE name = 'events';
+   INSERT INTO sqlite_sequence (name, seq) SELECT 'events', floor - 1 FROM change_log;`;
+
+/**
+ * Starts a new change log (a restore): its floor the time now in microseconds, or past its last
+ * position if that is higher.
+ */
+export const sqliteNewChangeLog = `UPDATE change_log SET floor = max(${SQLITE_NOW_MICROSECONDS},
+     coalesce((SELECT max(seq) FROM events), 0) + 1, (SELECT seq FROM sqlite_sequence WHERE name = 'events') + 1);
+   ${sqliteChangeLogStart}`;
+
 /**
  * Versioned schema changes, applied in order; `PRAGMA user_version` records how many ran.
  * Never edit a released entry: append a new one.
@@ -161,6 +176,19 @@ export const sqliteMigrations: string[] = [
    CREATE VIRTUAL TABLE plants_fts USING fts5 (words, content = '', columnsize = 0, tokenize = 'ascii');
    ${sqliteFilterUpkeep.ftsFill}
    ${sqliteFilterUpkeep.ftsOptimize}`,
+  // The change log (src/store/changes.ts): every change to a plant gets a row of events from now
+  // on, subscribed to or not, and its seq is its position. tag and old_tag are what the feed's tag
+  // filter reads; events_plant, one plant's history. change_log's floor is the first position the
+  // log keeps: a new log starts at the time it was made in microseconds, past any position a log
+  // before it (a store this one is restored from) can have reached. Rows below it are older
+  // events kept for their webhook deliveries.
+  `ALTER TABLE events ADD COLUMN tag TEXT;
+   ALTER TABLE events ADD COLUMN old_tag TEXT;
+   CREATE INDEX events_plant ON events (plant_id, seq);
+   CREATE TABLE change_log (floor INTEGER NOT NULL) STRICT;
+   INSERT INTO change_log (floor)
+   SELECT max(${SQLITE_NOW_MICROSECONDS}, coalesce((SELECT max(seq) FROM events), 0) + 1);
+   ${sqliteChangeLogStart}`,
 ];
 
 /**

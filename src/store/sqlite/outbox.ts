@@ -1,36 +1,11 @@
 import type Database from 'better-sqlite3';
-import type { EventType, NewEvent } from '../../domain/webhook.js';
+import type { EventType } from '../../domain/webhook.js';
 import { claimable, type Outbox } from '../webhooks.js';
 import { sqliteRead, type SqliteAccess } from './writer.js';
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
 
 const CLAIMABLE = claimable('@now');
-
-const subscribed = `enabled = 1 AND instr(' ' || events || ' ', ' ' || @type || ' ') > 0`;
-
-/**
- * Writes the outbox rows of a change, on the write connection inside the writer's transaction:
- * an event is committed with the change it announces, or not at all. With no subscriber for its
- * type there is nothing to deliver, so no row (the outbox stays small).
- */
-export function sqliteEmit(db: Database.Database): (event: NewEvent) => void {
-  const s = {
-    insertEvent: db.prepare(
-      `INSERT INTO events (id, type, plant_id, body, created_at) SELECT @id, @type, @plantId, @body, @createdAt
-       WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE ${subscribed})`,
-    ),
-    insertDeliveries: db.prepare(
-      `INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
-       SELECT @seq, id, @plantId, @createdAt FROM webhook_endpoints WHERE ${subscribed}`,
-    ),
-  };
-  return (ev) => {
-    const { type, plantId, createdAt } = ev;
-    const r = s.insertEvent.run({ id: ev.id, type, plantId, body: ev.body, createdAt });
-    if (r.changes === 1) s.insertDeliveries.run({ seq: r.lastInsertRowid, type, plantId, createdAt });
-  };
-}
 
 /** The dispatcher's statements: reads on the read connection, changes through the writer. */
 export function sqliteOutbox({ read, write, writer }: SqliteAccess): Outbox {
@@ -69,10 +44,6 @@ export function sqliteOutbox({ read, write, writer }: SqliteAccess): Outbox {
     giveUpPending: write.prepare(
       `UPDATE deliveries SET state = 'failed', locked_until = NULL, last_error = coalesce(last_error, ?), finished_at = ?
        WHERE endpoint_id = ? AND state = 'pending'`,
-    ),
-    prune: write.prepare(
-      `DELETE FROM events WHERE created_at < ?
-         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')`,
     ),
   };
 
@@ -121,6 +92,5 @@ export function sqliteOutbox({ read, write, writer }: SqliteAccess): Outbox {
           s.giveUpPending.run(r.disableEndpoint, r.at, r.endpointId);
         }
       }),
-    pruneEvents: (before) => writer.run(() => s.prune.run(before).changes),
   };
 }

@@ -1,8 +1,9 @@
 import type Database from 'better-sqlite3';
 import { inIdOrder, type PlantRecord } from '../../domain/plant.js';
-import type { EventType, NewEvent } from '../../domain/webhook.js';
+import type { NewEvent } from '../../domain/webhook.js';
 import type { PlantTx } from '../write-path.js';
 import { plantFromRow, type PlantRow } from './rows.js';
+import { CURRENT_POSITION } from './changes.js';
 import { indexedWords } from './search-index.js';
 
 /**
@@ -24,12 +25,12 @@ import { indexedWords } from './search-index.js';
  */
 export function sqlitePlantTx(
   db: Database.Database,
-  emit: (event: NewEvent) => void,
+  log: (events: NewEvent[]) => bigint[],
   { searchIndex = true } = {},
 ): PlantTx {
   const s = {
     get: db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?'),
-    subscribed: db.prepare<[], { events: string }>('SELECT events FROM webhook_endpoints WHERE enabled = 1'),
+    position: db.prepare<[], bigint>(CURRENT_POSITION).pluck().safeIntegers(),
     insert: db.prepare<[bigint, string, string | null]>(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
     ),
@@ -72,8 +73,7 @@ export function sqlitePlantTx(
         const row = s.get.get(id);
         if (row) plants.set(id, plantFromRow(row));
       }
-      const subscribed = new Set(s.subscribed.all().flatMap((e) => e.events.split(' ') as EventType[]));
-      return { plants, subscribed, inserted };
+      return { plants, inserted, position: s.position.get()! };
     },
     insert: async (plants) => insert(plants),
     async update(updates) {
@@ -96,8 +96,6 @@ export function sqlitePlantTx(
         if (gone) unindexed(id, indexedWords(gone.name));
       }
     },
-    async emit(events) {
-      for (const e of events) emit(e);
-    },
+    log: async (events) => log(events),
   };
 }

@@ -1,12 +1,12 @@
 import type Database from 'better-sqlite3';
 import type { PlantRecord } from '../../domain/plant.js';
-import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
+import type { PlantWrite, Written } from '../../domain/plant-write.js';
 import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
 import { applyWrites } from '../write-path.js';
 import { plantFromRow, type PlantRow } from './rows.js';
+import { sqliteLog } from './changes.js';
 import { sqliteFilterUpkeep } from './migrations.js';
-import { sqliteEmit } from './outbox.js';
 import { sqliteFilters } from './plant-filters.js';
 import { sqlitePlantTx } from './plant-tx.js';
 import { sqliteRead, type JobKind, type SqliteAccess } from './writer.js';
@@ -27,9 +27,9 @@ export function sqlitePlants({ read, write, writer }: SqliteAccess): PlantStore 
     mergeSearchIndex: write.prepare(sqliteFilterUpkeep.ftsMergeStep),
   };
   const filters = sqliteFilters(read);
-  const tx = sqlitePlantTx(write, sqliteEmit(write));
+  const tx = sqlitePlantTx(write, sqliteLog(write));
   /** Plant writes queued together are applied together (one read and one insert each, no savepoint each). */
-  const writes: JobKind<PlantWrite, WriteOutcome> = { many: (batch) => applyWrites(batch, tx), small: true };
+  const writes: JobKind<PlantWrite, Written> = { many: (batch) => applyWrites(batch, tx), small: true };
   /** One step of merging the search index; false when it found nothing left to merge. */
   const mergeStep = (): boolean => {
     const before = s.totalChanges.get()!;
@@ -66,7 +66,7 @@ export function sqlitePlants({ read, write, writer }: SqliteAccess): PlantStore 
 }
 
 const noEvents = (): never => {
-  throw new Error('a restore writes no outbox events');
+  throw new Error('a restore writes nothing to the change log');
 };
 
 /**

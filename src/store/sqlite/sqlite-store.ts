@@ -3,12 +3,14 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
+import type { ChangeLog } from '../changes.js';
 import type { PlantStore } from '../plants.js';
 import type { StoreKind } from '../schema-versions.js';
 import type { Store, StoreFiles } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
+import { sqliteChanges } from './changes.js';
 import { openConnections, prepareFile, removeCreated, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
 import { plantsInBackup, sqlitePlants } from './plants.js';
@@ -29,8 +31,9 @@ export const SQLITE_BACKUP: BackupParts<Database.Database> = {
  * to one (test/store/backup.test.ts holds the schema to that).
  */
 export const SQLITE_NOT_BACKED_UP: Readonly<Record<string, string>> = {
-  events: 'the webhook outbox: deliveries under way are not part of a backup (README), nor the events they send',
-  deliveries: 'the webhook outbox (see events)',
+  events: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (README)',
+  deliveries: 'the webhook outbox: deliveries under way are not part of a backup (README)',
+  change_log: 'where the change log starts (see events)',
   sqlite_sequence: "SQLite's own: the last number AUTOINCREMENT gave (events.seq)",
 };
 
@@ -59,6 +62,7 @@ export class SqliteStore implements Store {
         plants: PlantStore;
         tokens: TokenStore;
         webhooks: WebhookStore;
+        changes: ChangeLog;
       }
     | undefined;
 
@@ -95,6 +99,10 @@ export class SqliteStore implements Store {
     return this.s.webhooks;
   }
 
+  get changes(): ChangeLog {
+    return this.s.changes;
+  }
+
   /** Statements need the tables: they are prepared once the schema is current. */
   private get s() {
     if (!this.ready) throw new Error('the store has not been migrated');
@@ -112,6 +120,7 @@ export class SqliteStore implements Store {
       plants: sqlitePlants(access),
       tokens: sqliteTokens(access),
       webhooks: sqliteWebhooks(access),
+      changes: sqliteChanges(access),
     };
     return applied;
   }

@@ -94,6 +94,11 @@ export class SqliteWriter {
   writes = 0;
   /** Why the last commit failed, when the storage failed it and none has succeeded since. */
   storageFailure: StoreUnavailableError | undefined;
+  /**
+   * Called as each commit returns, still on the write connection; what it returns is called once
+   * that commit is durable (the change log's horizon: changes.ts).
+   */
+  onCommit: (() => () => void) | undefined;
   private readonly stmt;
 
   constructor(
@@ -148,6 +153,7 @@ export class SqliteWriter {
     this.queue = [];
     this.waitingForSync += batch.length;
     let settled: Settled[] | undefined;
+    let whenDurable: (() => void) | undefined;
     try {
       this.keepJournalInMemory(batch.length <= SMALL_BATCH && batch.every((job) => job.kind.small));
       await this.begin();
@@ -159,6 +165,7 @@ export class SqliteWriter {
         i = j;
       }
       this.stmt.commit.run();
+      whenDurable = this.onCommit?.();
     } catch (err) {
       if (this.db.inTransaction) this.stmt.rollback.run();
       const error = this.failure(err);
@@ -172,6 +179,7 @@ export class SqliteWriter {
         await this.sync.durable(commit);
         this.storageFailure = undefined;
       }
+      whenDurable?.();
     } catch (err) {
       settled = batch.map(() => ({ ok: false, error: new StoreUnavailableError(err) }));
     }

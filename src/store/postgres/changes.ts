@@ -1,0 +1,147 @@
+import type { QueryConfig, QueryResultRow } from 'pg';
+import { changeOf, type Change, type ChangeFilter } from '../../domain/change.js';
+import type { EventType, NewEvent } from '../../domain/webhook.js';
+import { SCAN_WINDOW, type ChangeLog } from '../changes.js';
+import type { Run } from './rows.js';
+
+/**
+ * The log's current position: its last change, or just below its floor while it holds none since
+ * (rows below the floor are older events kept for their webhook deliveries).
+ */
+export const CURRENT_POSITION = `SELECT greatest((SELECT floor - 1 FROM change_log), (SELECT max(seq) FROM events))`;
+
+/**
+ * Positions come from a sequence, and a sequence hands out numbers before the commit: two
+ * transactions that take 10 and 11 may commit 11 first, and a reader that saw 11 would never go
+ * back for 10. So the last step of every transaction that writes changes takes this lock first,
+ * keyed by the store's schema, and holds it to the end of the commit: positions are taken in the
+ * order transactions commit, on one instance or many, and a change becomes visible before the
+ * next transaction can take a position (PostgreSQL ends a transaction's visibility before it
+ * releases its locks). A snapshot therefore sees a prefix of the log, and `seq > after` never
+ * passes a change that could still appear.
+ *
+ * The lock is taken in the round trip that commits (pool.ts, commitWith): it is held for the
+ * server's part of the commit only, never across a round trip to this process, and the batches
+ * of one instance already commit one at a time (plants.ts), so it orders instances, not requests.
+ */
+const LOCK = `SELECT pg_advisory_xact_lock(hashtext('plant-store change log ' || current_schema()))`;
+
+/**
+ * Writes changes to the change log (the events table, whose seq is the position) and one outbox
+ * delivery per endpoint that subscribes to each, under the log's lock, then commits: the last
+ * step of a write transaction. Resolves to the changes' positions, in their order.
+ */
+export async function logChanges(
+  commitWith: (queries: QueryConfig[]) => Promise<QueryResultRow[][]>,
+  events: NewEvent[],
+): Promise<bigint[]> {
+  const [, rows = []] = await commitWith([
+    { text: LOCK },
+    {
+      name: 'changes-log',
+      text: `WITH ev AS (
+               INSERT INTO events (id, type, plant_id, body, tag, old_tag, created_at)
+               SELECT u.id, u.type, u.plant_id, u.body, u.tag, u.old_tag, u.created_at
+               FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+                    WITH ORDINALITY AS u (id, type, plant_id, body, tag, old_tag, created_at, n)
+               ORDER BY u.n
+               RETURNING id, seq, type, plant_id, created_at
+             ), d AS (
+               INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
+               SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM ev JOIN webhook_endpoints e
+               ON e.enabled AND ev.type = ANY (e.events)
+             )
+             SELECT id, seq::text AS seq FROM ev`,
+      values: [
+        events.map((e) => e.id),
+        events.map((e) => e.type),
+        events.map((e) => String(e.plantId)),
+        events.map((e) => e.body),
+        events.map((e) => e.tag),
+        events.map((e) => e.oldTag),
+        events.map((e) => String(e.createdAt)),
+      ],
+    },
+  ]);
+  const at = new Map(rows.map((r) => [r.id as string, BigInt(r.seq as string)]));
+  return events.map((e) => at.get(e.id)!);
+}
+
+interface ChangeRow {
+  seq: string;
+  type: EventType;
+  plant_id: string;
+  body: string;
+  tag: string | null;
+  old_tag: string | null;
+  created_at: string;
+}
+
+const COLUMNS = 'seq::text AS seq, type, plant_id::text AS plant_id, body, tag, old_tag, created_at::text AS created_at';
+
+const change = (r: ChangeRow): Change =>
+  changeOf({
+    position: BigInt(r.seq),
+    type: r.type,
+    id: BigInt(r.plant_id),
+    body: r.body,
+    tag: r.tag,
+    oldTag: r.old_tag,
+    time: Number(r.created_at),
+  });
+
+/** The change log of the PostgreSQL store: see LOCK for why reading it by position is safe. */
+export function postgresChanges(run: Run): ChangeLog {
+  return {
+    async bounds() {
+      const [row] = await run<{ floor: string; current: string }>({
+        name: 'changes-bounds',
+        text: `SELECT floor::text AS floor, (${CURRENT_POSITION})::text AS current FROM change_log`,
+      });
+      return { floor: BigInt(row!.floor), current: BigInt(row!.current) };
+    },
+    async read(after, upTo, limit, filter: ChangeFilter) {
+      const range = [String(after), String(upTo), limit];
+      let rows: ChangeRow[];
+      let end = upTo;
+      if (filter.id !== undefined) {
+        rows = await run<ChangeRow>({
+          name: 'changes-one',
+          text: `SELECT ${COLUMNS} FROM events WHERE plant_id = $4 AND seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
+          values: [...range, String(filter.id)],
+        });
+      } else if (filter.tags !== undefined) {
+        end = after + SCAN_WINDOW < upTo ? after + SCAN_WINDOW : upTo;
+        rows = await run<ChangeRow>({
+          name: 'changes-tagged',
+          text: `SELECT ${COLUMNS} FROM events WHERE seq > $1 AND seq <= $2
+                   AND (tag = ANY ($4::text[]) OR old_tag = ANY ($4::text[])) ORDER BY seq LIMIT $3`,
+          values: [String(after), String(end), limit, filter.tags],
+        });
+      } else {
+        rows = await run<ChangeRow>({
+          name: 'changes-all',
+          text: `SELECT ${COLUMNS} FROM events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
+          values: range,
+        });
+      }
+      const changes = rows.map(change);
+      return { changes, scannedTo: changes.length === limit ? changes.at(-1)!.position : end };
+    },
+    async prune(before) {
+      const [row] = await run<{ n: string }>({
+        text: `WITH gone AS (
+                 DELETE FROM events WHERE created_at < $1 AND seq >= (SELECT floor FROM change_log)
+                   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')
+                 RETURNING seq
+               ), raised AS (
+                 UPDATE change_log SET floor = greatest(floor, (SELECT max(seq) + 1 FROM gone))
+                 WHERE EXISTS (SELECT 1 FROM gone)
+               )
+               SELECT count(*)::text AS n FROM gone`,
+        values: [String(before)],
+      });
+      return Number(row?.n ?? 0);
+    },
+  };
+}

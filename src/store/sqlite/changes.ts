@@ -1,0 +1,141 @@
+import type Database from 'better-sqlite3';
+import { changeOf, type Change, type ChangeFilter } from '../../domain/change.js';
+import type { EventType, NewEvent } from '../../domain/webhook.js';
+import { SCAN_WINDOW, type ChangeLog } from '../changes.js';
+import { sqliteRead, type SqliteAccess } from './writer.js';
+
+/**
+ * The log's current position: its last change, or just below its floor while it holds none since
+ * (rows below the floor are older events kept for their webhook deliveries).
+ */
+export const CURRENT_POSITION = `SELECT max((SELECT floor - 1 FROM change_log), coalesce((SELECT max(seq) FROM events), 0))`;
+
+/** An endpoint that wants a change of type @type. */
+const subscribed = `enabled = 1 AND instr(' ' || events || ' ', ' ' || @type || ' ') > 0`;
+
+/**
+ * Writes changes to the change log (the events table, whose seq is the position), on the write
+ * connection inside the writer's transaction, with one outbox delivery per endpoint that
+ * subscribes to each: a change is committed with what it announces, or not at all. One writer
+ * commits one transaction at a time, so positions ascend in commit order by themselves.
+ */
+export function sqliteLog(db: Database.Database): (events: NewEvent[]) => bigint[] {
+  const s = {
+    insertEvent: db.prepare(
+      `INSERT INTO events (id, type, plant_id, body, tag, old_tag, created_at)
+       VALUES (@id, @type, @plantId, @body, @tag, @oldTag, @createdAt)`,
+    ),
+    anySubscriber: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1)').pluck(),
+    insertDeliveries: db.prepare(
+      `INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
+       SELECT @seq, id, @plantId, @createdAt FROM webhook_endpoints WHERE ${subscribed}`,
+    ),
+  };
+  return (events) => {
+    const deliver = Number(s.anySubscriber.get()) === 1;
+    return events.map((ev) => {
+      const { type, plantId, createdAt } = ev;
+      const { id, body, tag, oldTag } = ev;
+      const seq = BigInt(s.insertEvent.run({ id, type, plantId, body, tag, oldTag, createdAt }).lastInsertRowid);
+      if (deliver) s.insertDeliveries.run({ seq, type, plantId, createdAt });
+      return seq;
+    });
+  };
+}
+
+interface ChangeRow {
+  seq: bigint;
+  type: EventType;
+  plant_id: bigint;
+  body: string;
+  tag: string | null;
+  old_tag: string | null;
+  created_at: bigint;
+}
+
+const COLUMNS = 'seq, type, plant_id, body, tag, old_tag, created_at';
+
+const change = (r: ChangeRow): Change =>
+  changeOf({
+    position: r.seq,
+    type: r.type,
+    id: r.plant_id,
+    body: r.body,
+    tag: r.tag,
+    oldTag: r.old_tag,
+    time: Number(r.created_at),
+  });
+
+/**
+ * The change log of the SQLite store. One writer commits one transaction at a time, so the
+ * positions a reader sees ascend in commit order by themselves. What it must not serve is a
+ * change that is committed but not yet durable: the writer acknowledges a write only after the
+ * fsync of its commit (wal-sync.ts), and a change served before that could vanish with a power
+ * cut and its position be given again to another. The writer says when each commit is durable
+ * (onCommit), and the current position is held at the last durable one while commits wait for
+ * their fsync. Another process's writes (a command) count once they are seen, as that process
+ * syncs its own commits before it returns.
+ */
+export function sqliteChanges({ read, write, writer }: SqliteAccess): ChangeLog {
+  const s = {
+    floor: read.prepare<[], bigint>('SELECT floor FROM change_log').pluck(),
+    current: read.prepare<[], bigint>(CURRENT_POSITION).pluck(),
+    committed: write.prepare<[], bigint>(CURRENT_POSITION).pluck(),
+    all: read.prepare<{ after: bigint; upTo: bigint; limit: number }, ChangeRow>(
+      `SELECT ${COLUMNS} FROM events WHERE seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
+    ),
+    one: read.prepare<{ after: bigint; upTo: bigint; limit: number; id: bigint }, ChangeRow>(
+      `SELECT ${COLUMNS} FROM events WHERE plant_id = @id AND seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
+    ),
+    tagged: read.prepare<{ after: bigint; upTo: bigint; limit: number; tags: string }, ChangeRow>(
+      `SELECT ${COLUMNS} FROM events WHERE seq > @after AND seq <= @upTo
+         AND (tag IN (SELECT value FROM json_each(@tags)) OR old_tag IN (SELECT value FROM json_each(@tags)))
+       ORDER BY seq LIMIT @limit`,
+    ),
+    prune: write.prepare<[number], { seq: bigint }>(
+      `DELETE FROM events WHERE created_at < ? AND seq >= (SELECT floor FROM change_log)
+         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')
+       RETURNING seq`,
+    ),
+    raise: write.prepare<[bigint]>('UPDATE change_log SET floor = max(floor, ?)'),
+  };
+  /** The position of the last commit made durable by this process's writer (what opening found, first). */
+  let durable = s.committed.get()!;
+  writer.onCommit = () => {
+    const top = s.committed.get()!;
+    return () => {
+      if (top > durable) durable = top;
+    };
+  };
+
+  return {
+    bounds: () =>
+      sqliteRead(() => {
+        const floor = s.floor.get()!;
+        const seen = s.current.get()!;
+        // Commits of this writer waiting for their fsync hold the position at the last durable one.
+        const current = writer.pending > 0 && seen > durable ? (durable > floor - 1n ? durable : floor - 1n) : seen;
+        return { floor, current };
+      }),
+    read: (after, upTo, limit, filter: ChangeFilter) =>
+      sqliteRead(() => {
+        let rows: ChangeRow[];
+        let end = upTo;
+        if (filter.id !== undefined) rows = s.one.all({ after, upTo, limit, id: filter.id });
+        else if (filter.tags !== undefined) {
+          end = after + SCAN_WINDOW < upTo ? after + SCAN_WINDOW : upTo;
+          rows = s.tagged.all({ after, upTo: end, limit, tags: JSON.stringify(filter.tags) });
+        } else rows = s.all.all({ after, upTo, limit });
+        const changes = rows.map(change);
+        return { changes, scannedTo: changes.length === limit ? changes.at(-1)!.position : end };
+      }),
+    prune: (before) =>
+      writer.run(() => {
+        const gone = s.prune.all(before);
+        if (gone.length === 0) return 0;
+        const top = gone.reduce((m, r) => (r.seq > m ? r.seq : m), 0n);
+        s.raise.run(top + 1n);
+        return gone.length;
+      }),
+  };
+}

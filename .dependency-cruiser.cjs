@@ -3,7 +3,7 @@
 //   cli/                         the command line (serve, migrate, token, webhook, export/import)
 //   http/                        the HTTP edge: app, plugins, routes, server
 //   services.ts                  the composition: builds the services every entry point uses
-//   use-cases/ auth/ events/ metrics/   what the service does
+//   use-cases/ auth/ events/ feed/ metrics/   what the service does
 //   store/                       where it keeps things, by kind of record, in SQLite and PostgreSQL
 //   config/ openapi/ log.ts      settings, the contract, logging
 //   domain/ json/                records, rules and errors; the exact JSON reader and writer
@@ -67,16 +67,17 @@ module.exports = {
     {
       name: 'use-cases-never-import-the-edges',
       severity: 'error',
-      comment: 'use-cases/, auth/, events/ and metrics/ never import http/, cli/ or the composition.',
-      from: { path: layer('use-cases/', 'auth/', 'events/', 'metrics/') },
+      comment: 'use-cases/, auth/, events/, feed/ and metrics/ never import http/, cli/ or the composition.',
+      from: { path: layer('use-cases/', 'auth/', 'events/', 'feed/', 'metrics/') },
       to: { path: layer('http/', 'cli/', 'services\\.ts', 'client/') },
     },
     {
       name: 'use-cases-on-top-of-their-layer',
       severity: 'error',
-      comment: 'auth/, events/ and metrics/ serve the use-cases and stand apart from each other: no folder cycles.',
-      from: { path: layer('auth/', 'events/', 'metrics/') },
-      to: { path: layer('use-cases/', 'auth/', 'events/', 'metrics/'), pathNot: '^src/$1' },
+      comment:
+        'auth/, events/, feed/ and metrics/ serve the use-cases and stand apart from each other: no folder cycles.',
+      from: { path: layer('auth/', 'events/', 'feed/', 'metrics/') },
+      to: { path: layer('use-cases/', 'auth/', 'events/', 'feed/', 'metrics/'), pathNot: '^src/$1' },
     },
     {
       name: 'composition-below-the-edges',

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Verifiers } from './auth/verify-bearer.js';
 import { jwtConfig, type Config } from './config/config.js';
 import type { Dispatcher } from './events/dispatcher.js';
+import type { Feed } from './use-cases/read-changes.js';
 import type { Metrics } from './metrics/metrics.js';
 import { loadDocument, type ApiDocument } from './openapi/document.js';
 import { openStore } from './store/open-store.js';
@@ -27,6 +28,8 @@ export interface Services extends CommandServices {
   verifiers: Verifiers;
   /** Delivers the webhook outbox; started and stopped by whoever serves (the HTTP app). */
   dispatcher: Dispatcher;
+  /** The change log and this instance's view of its end; the hub is started and stopped by the HTTP app. */
+  feed: Feed;
 }
 
 export interface ServiceOptions {
@@ -57,6 +60,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     { createJwtVerifier },
     { Dispatcher },
     { createWebhookMetrics },
+    { ChangeHub },
   ] = await Promise.all([
     import('./log.js'),
     import('./metrics/metrics.js'),
@@ -64,6 +68,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     import('./auth/jwt.js'),
     import('./events/dispatcher.js'),
     import('./events/metrics.js'),
+    import('./feed/hub.js'),
   ]);
   const log = options.log ?? createLogger(config.logLevel);
   const base = await createCommandServices(config, options);
@@ -81,7 +86,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
       log,
       createWebhookMetrics(metrics.registry, store.webhooks),
     );
-    return { ...base, log, metrics, verifiers, dispatcher };
+    const hub = new ChangeHub(store.changes, {
+      retentionMs: config.changesRetentionMs,
+      onError: (err, what) => log.warn({ err }, what),
+    });
+    return { ...base, log, metrics, verifiers, dispatcher, feed: { log: store.changes, hub } };
   } catch (err) {
     await store.close();
     throw err;

@@ -43,6 +43,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/plants/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the changes
+         * @description The change log: every change to a plant (created; updated by `PUT`, `PATCH` or a batch;
+         *     deleted) in **commit order**, each with a position, a positive int64 that only grows, on
+         *     one instance or many. Once a reader has seen position N, no change below N can appear
+         *     later. A write that changes nothing (an identical retry, a replacement with the same
+         *     values) makes no change.
+         *
+         *     **List, then follow.** Every page of `GET /plants` carries `Change-Position`, the last
+         *     change committed before the page was read, and every successful write carries its own.
+         *     List every page starting from the first page's position, then follow from it and apply
+         *     each change in order (`created` and `updated`: store `plant`; `deleted`: remove `id`):
+         *     you end with exactly the store's plants.
+         *
+         *     **Pages** (the default, `application/json`): at most `limit` changes after `after` (from
+         *     the oldest change kept when absent), with a `Link` to the next page when more follow.
+         *     With `wait=S`, when nothing follows `after`, the answer waits up to S seconds for a change
+         *     (a long poll), then answers, `[]` if none came.
+         *
+         *     **A stream** (`Accept: text/event-stream`): Server-Sent Events as a browser's
+         *     `EventSource` reads them, one event per change (`id:` its position, `event:` its type,
+         *     `data:` the change's JSON), starting after `Last-Event-ID` (a reconnecting `EventSource`
+         *     sends it), else after `after`, else at the end (new changes only). A comment line comes
+         *     at least every 15 seconds. A change committed through any instance reaches every stream
+         *     of every instance within a second. `limit` and `wait` are for pages; a stream ignores
+         *     them. A stream whose reader falls far behind is closed (resume with `Last-Event-ID`),
+         *     revoking or expiring its token closes it within a second, and each instance keeps at
+         *     most `CHANGES_MAX_STREAMS` open (then 503 with `Retry-After`).
+         *
+         *     `tag` keeps the changes of plants whose tag was one of those given before **or** after
+         *     the change (a plant leaving the tag is shown leaving); `id` keeps one plant's history. A
+         *     filtered page may hold fewer than `limit` changes, even none, while its `Link` says more
+         *     follow: it looked at a stretch of the log and says where to go on from.
+         *
+         *     Changes are kept for `CHANGES_RETENTION` (7 days by default). A position older than the
+         *     oldest change kept, past the store's current position, or from before a restore (a
+         *     restored store starts a new log, whose positions start past the old one's) is 410 Gone:
+         *     list again and follow from the list's position. Positions are opaque: use the ones the
+         *     store gives.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plants/{id}": {
         parameters: {
             query?: never;
@@ -382,6 +438,51 @@ export interface components {
             tag?: string | null;
         };
         /**
+         * Change
+         * @description One change to a plant, as the change log holds it.
+         * @example {
+         *       "position": 1795000000000001,
+         *       "type": "created",
+         *       "id": 1,
+         *       "plant": {
+         *         "id": 1,
+         *         "name": "Monstera",
+         *         "tag": "tropical"
+         *       },
+         *       "time": "2026-11-26T12:00:00.000Z"
+         *     }
+         * @example {
+         *       "position": 1795000000000003,
+         *       "type": "deleted",
+         *       "id": 1,
+         *       "time": "2026-11-26T12:05:00.000Z"
+         *     }
+         */
+        Change: {
+            /**
+             * Format: int64
+             * @description Its place in commit order; greater than every change committed before it.
+             * @example 1795000000000001
+             */
+            position: number | bigint;
+            /** @enum {string} */
+            type: "created" | "updated" | "deleted";
+            /**
+             * Format: int64
+             * @description The plant's id.
+             * @example 1
+             */
+            id: number | bigint;
+            /** @description The plant after the change; absent on `deleted`. */
+            plant?: components["schemas"]["NewPlant"];
+            /**
+             * Format: date-time
+             * @description When the change was made (RFC 3339, UTC).
+             * @example 2026-11-26T12:00:00.000Z
+             */
+            time: string;
+        };
+        /**
          * Error
          * @description The body of every response that is not 2xx.
          * @example {
@@ -657,6 +758,28 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The position given is one this store can no longer follow from: older than the oldest
+         *     change kept, past its current position, or from before a restore. List the plants again
+         *     and follow from the list's `Change-Position`.
+         */
+        Gone: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": 410,
+                 *       "message": "position 12 is older than the oldest change kept (1795000000000001); list the plants again and follow from the Change-Position of the list"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The store or the identity provider's keys are unavailable (a database that cannot be reached or did not answer within a few seconds, or a store that cannot take writes: a full disk, a failed sync, a read-only standby), the server is overloaded, or it is shutting down; retry after the given number of seconds. A write answered 503 may or may not have been applied: retrying it is safe. */
         Unavailable: {
             headers: {
@@ -733,6 +856,19 @@ export interface components {
          * @example </plants?limit=20&tag=tropical&after=42>; rel="next"
          */
         Link: string;
+        /**
+         * @description The next page of changes, when more follow (or when a filtered page stopped looking);
+         *     absent otherwise. It repeats the request's filters, percent-encoded.
+         * @example </plants/changes?limit=100&after=1795000000000042>; rel="next"
+         */
+        ChangesLink: string;
+        /**
+         * @description The change log's position this answer stands at: a write's own change (the current
+         *     position when it changed nothing); for a page of plants, the last change committed
+         *     before the page was read. Follow `GET /plants/changes?after=` from it.
+         * @example 1795000000000042
+         */
+        ChangePosition: string;
         /**
          * @description The RFC 6750 challenge.
          * @example Bearer realm="plant-store", error="invalid_token"
@@ -840,6 +976,7 @@ export interface operations {
             /** @description A page of plants, ordered by id. */
             200: {
                 headers: {
+                    "Change-Position": components["headers"]["ChangePosition"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -897,6 +1034,7 @@ export interface operations {
             /** @description plant response */
             200: {
                 headers: {
+                    "Change-Position": components["headers"]["ChangePosition"];
                     ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
@@ -916,6 +1054,107 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Return changes with a position greater than this one: one the store gave (a
+                 *     change's `position`, a `Change-Position` header, the `Link` of a page).
+                 * @example 1795000000000042
+                 */
+                after?: number | bigint;
+                /**
+                 * @description How many changes a page holds at most, from 1 to 1000; decimal digits only.
+                 * @example 100
+                 */
+                limit?: number;
+                /**
+                 * @description When no change follows `after`, wait up to this many seconds (1 to 60) for one
+                 *     before answering (a long poll).
+                 * @example 30
+                 */
+                wait?: number;
+                /**
+                 * @description Keep the changes of plants that had this tag before or after the change (exact;
+                 *     repeatable for any of several, at most 10).
+                 * @example [
+                 *       "tropical"
+                 *     ]
+                 */
+                tag?: string[];
+                /**
+                 * @description Keep the changes of this plant only (its history, within the retention).
+                 * @example 1
+                 */
+                id?: number | bigint;
+            };
+            header?: {
+                /**
+                 * @description For a stream: the position of the last event received (a reconnecting
+                 *     `EventSource` sends it); the stream starts after it, and `after` is ignored.
+                 * @example 1795000000000042
+                 */
+                "Last-Event-ID"?: string;
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description A page of changes in position order (`application/json`), or a stream of them
+             *     (`text/event-stream`, Server-Sent Events as WHATWG HTML 9.2 defines them: for each
+             *     change `id: <position>`, `event: <created|updated|deleted>` and `data: <the change's
+             *     JSON, as in a page>`, then a blank line; comment lines `: …` keep an idle stream open).
+             */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    Link: components["headers"]["ChangesLink"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Change"][];
+                    /**
+                     * @example id: 1795000000000001
+                     *     event: created
+                     *     data: {"position":1795000000000001,"type":"created","id":1,"plant":{"id":1,"name":"Monstera"},"time":"2026-11-26T12:00:00.000Z"}
+                     */
+                    "text/event-stream": unknown;
+                };
+            };
+            304: components["responses"]["NotModifiedExists"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -1021,6 +1260,7 @@ export interface operations {
             /** @description The plant as it now is. */
             200: {
                 headers: {
+                    "Change-Position": components["headers"]["ChangePosition"];
                     ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
@@ -1081,6 +1321,7 @@ export interface operations {
             /** @description The plant was deleted; no body. */
             204: {
                 headers: {
+                    "Change-Position": components["headers"]["ChangePosition"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
@@ -1141,6 +1382,7 @@ export interface operations {
             /** @description The plant as it now is. */
             200: {
                 headers: {
+                    "Change-Position": components["headers"]["ChangePosition"];
                     ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];

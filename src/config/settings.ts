@@ -227,6 +227,19 @@ export const SETTINGS = {
     default: 16,
     parse: p.integer(1, 1000),
   }),
+  changesRetentionMs: given({
+    env: 'CHANGES_RETENTION',
+    doc: 'how long the change log keeps each change for `GET /plants/changes` (`36h`, `7d`); older positions are 410 ([following the store](#following-the-store))',
+    default: 7 * 86_400_000,
+    shown: '`7d`',
+    parse: p.duration,
+  }),
+  changesMaxStreams: given({
+    env: 'CHANGES_MAX_STREAMS',
+    doc: 'most Server-Sent Events streams of `GET /plants/changes` open on one instance; past it, 503 with `Retry-After`',
+    default: 1000,
+    parse: p.integer(1, 1_000_000),
+  }),
   webhookSecretKey: optional({
     env: 'WEBHOOK_SECRET_KEY',
     doc: '32 random bytes in base64 (`openssl rand -base64 32`): endpoint secrets are stored sealed with AES-256-GCM under it',

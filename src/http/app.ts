@@ -16,6 +16,8 @@ import { requestId } from './request-id.js';
 import { docsRoutes } from './routes/docs.js';
 import { operationsRoutes } from './routes/operations.js';
 import { plantRoutes } from './routes/plants.js';
+import { changeRoutes } from './routes/changes.js';
+import { changeStreams } from './change-streams-of.js';
 
 /**
  * The HTTP service over the services: small named plugins (logging, life cycle, the bearer
@@ -61,7 +63,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   registerJsonBody(app, config.bodyLimitBytes);
 
   await app.register(requestLogPlugin, { metrics });
-  await app.register(lifecyclePlugin, { dispatcher: services.dispatcher });
+  await app.register(lifecyclePlugin, { dispatcher: services.dispatcher, hub: services.feed.hub });
   await app.register(contractPlugin, { doc });
   // After routing (404/405 first), before every route's own credential check.
   await registerOverloadGuard(app, config, store, metrics.overloaded);
@@ -74,7 +76,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     timeouts: config,
   });
 
-  await app.register(plantRoutes, { store });
+  await app.register(plantRoutes, { store, hub: services.feed.hub });
+  await app.register(changeRoutes, { feed: services.feed, streams: changeStreams(services) });
   await app.register(operationsRoutes, { store, doc, metrics });
   await app.register(docsRoutes);
   app.checkEveryOperationHandled();

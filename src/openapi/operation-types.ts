@@ -35,7 +35,7 @@ type FromText<T> = { [K in keyof T]: bigint extends T[K] ? bigint : T[K] };
  * handler always has them. A type cannot read a default from the document, so they are named
  * here, and the test compares this list with the document's defaults.
  */
-export const QUERY_DEFAULTS = { listPlants: ['limit'] } as const satisfies {
+export const QUERY_DEFAULTS = { listPlants: ['limit'], listChanges: ['limit'] } as const satisfies {
   [Id in OperationId]?: readonly (keyof NonNullable<ParametersOf<Id>['query']>)[];
 };
 type Defaulted<Id> = Id extends keyof typeof QUERY_DEFAULTS ? (typeof QUERY_DEFAULTS)[Id][number] : never;

@@ -1,19 +1,19 @@
 import type { PlantRecord } from '../domain/plant.js';
 import type { PlantListQuery } from '../domain/plant-query.js';
-import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
+import type { PlantWrite, Written } from '../domain/plant-write.js';
 
 /**
  * The plants, and the one write path that changes them (write-path.ts): each write is decided by
- * the domain's rules inside the store's transaction, atomically with its outbox event.
+ * the domain's rules inside the store's transaction, atomically with its change in the change log.
  */
 export interface PlantStore {
   /**
    * Creates, replaces, patches or deletes one plant. Writes that arrive together may share a
    * transaction and its commit; one that fails fails alone.
    */
-  write(write: PlantWrite): Promise<WriteOutcome>;
+  write(write: PlantWrite): Promise<Written>;
   /** Many writes in one transaction, in order (import): all of them, or none. */
-  writeAll(writes: PlantWrite[]): Promise<WriteOutcome[]>;
+  writeAll(writes: PlantWrite[]): Promise<Written[]>;
   /**
    * After an import's batches: lays out what the list's filters read as a bulk load leaves it
    * badly. SQLite merges its search index, which the load left in one segment per few batches,

@@ -1,6 +1,6 @@
 import { InvalidInputError, plantNotFound, plantPreconditionFailed } from '../domain/errors.js';
 import { plantRecord, type PlantRecord } from '../domain/plant.js';
-import type { PlantWrite, WriteOutcome } from '../domain/plant-write.js';
+import type { PlantWrite, Written } from '../domain/plant-write.js';
 import type { Preconditions } from '../domain/preconditions.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
@@ -8,14 +8,23 @@ import type { Store } from '../store/store.js';
 /** A PUT body, validated against PlantReplacement: its optional id is exact when present. */
 export type PlantReplacementInput = OperationInput<'replacePlant'>['body'];
 
-/** The plant a change leaves, or the domain error its outcome means. */
-function changed(id: bigint, outcome: WriteOutcome): PlantRecord {
+/**
+ * The plant a write leaves (a deletion: the plant it took away), and the change log's position
+ * of its change (the current one when it changed nothing).
+ */
+export interface PlantChanged {
+  plant: PlantRecord;
+  position: bigint;
+}
+
+/** What a change did, or the domain error its outcome means. */
+function changed(id: bigint, outcome: Written): PlantChanged {
   switch (outcome.kind) {
     case 'updated':
     case 'unchanged':
     case 'deleted':
     case 'created':
-      return outcome.plant;
+      return { plant: outcome.plant, position: outcome.position };
     case 'not-found':
       throw plantNotFound(id);
     case 'precondition-failed':
@@ -38,7 +47,7 @@ export async function replacePlant(
   id: bigint,
   input: PlantReplacementInput,
   conditions?: Preconditions,
-): Promise<PlantRecord> {
+): Promise<PlantChanged> {
   sameId(id, input.id);
   const write: PlantWrite = { kind: 'replace', plant: plantRecord(id, input.name, input.tag), conditions };
   return changed(id, await store.plants.write(write));
@@ -56,7 +65,7 @@ export async function patchPlant(
   id: bigint,
   input: PlantPatchInput,
   conditions?: Preconditions,
-): Promise<PlantRecord> {
+): Promise<PlantChanged> {
   sameId(id, input.id);
   const { id: _id, ...patch } = input;
   return changed(id, await store.plants.write({ kind: 'patch', id, patch, conditions }));
@@ -67,6 +76,6 @@ export async function deletePlant(
   store: Pick<Store, 'plants'>,
   id: bigint,
   conditions?: Preconditions,
-): Promise<PlantRecord> {
+): Promise<PlantChanged> {
   return changed(id, await store.plants.write({ kind: 'delete', id, conditions }));
 }

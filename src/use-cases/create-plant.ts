@@ -1,7 +1,8 @@
 import { ConflictError } from '../domain/errors.js';
-import { plantRecord, type PlantRecord } from '../domain/plant.js';
+import { plantRecord } from '../domain/plant.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
+import type { PlantChanged } from './change-plant.js';
 
 /** The request body of creation, as validated against NewPlant: id is exact (number or bigint). */
 export type NewPlantInput = OperationInput<'addPlant'>['body'];
@@ -11,11 +12,11 @@ export type NewPlantInput = OperationInput<'addPlant'>['body'];
  * (same name and tag: answered like a creation, nothing changes) and a conflict. Properties
  * the schema does not name were already dropped: never stored, never echoed.
  */
-export async function createPlant(store: Pick<Store, 'plants'>, input: NewPlantInput): Promise<PlantRecord> {
+export async function createPlant(store: Pick<Store, 'plants'>, input: NewPlantInput): Promise<PlantChanged> {
   const plant = plantRecord(BigInt(input.id), input.name, input.tag);
   const outcome = await store.plants.write({ kind: 'create', plant });
   if (outcome.kind === 'conflict') {
     throw new ConflictError(`plant ${plant.id} already exists with a different name or tag`);
   }
-  return plant;
+  return { plant, position: outcome.position };
 }

@@ -8,6 +8,8 @@ import type { Store } from '../store/store.js';
 
 export interface PlantPage {
   plants: PlantRecord[];
+  /** The change log's position before the page was read: every change up to it is in the page. */
+  position: bigint;
   /** The cursor of the next page, when more plants follow. */
   nextAfter: bigint | undefined;
 }
@@ -18,14 +20,19 @@ export interface PlantPage {
  */
 export type PlantListInput = OperationInput<'listPlants'>['query'];
 
-/** One page of plants by id, filtered. One extra row is read to know whether another page follows. */
-export async function listPlants(store: Pick<Store, 'plants'>, query: PlantListInput): Promise<PlantPage> {
+/**
+ * One page of plants by id, filtered. One extra row is read to know whether another page follows.
+ * The change log's position is read first: a client that lists from it and then follows the log
+ * from it misses no change (README, "Following the store").
+ */
+export async function listPlants(store: Pick<Store, 'plants' | 'changes'>, query: PlantListInput): Promise<PlantPage> {
   const search = query.q === undefined ? undefined : searchWords(query.q);
   if (search?.length === 0)
     throw new InvalidInputError('q must hold at least one letter or digit: words are made of them');
+  const { current: position } = await store.changes.bounds();
   const rows = await store.plants.list({ after: query.after, tags: query.tag, search }, query.limit + 1);
   const plants = rows.slice(0, query.limit);
-  return { plants, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };
+  return { plants, position, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };
 }
 
 /** One plant as read, with its ETag; `notModified` when If-None-Match names it (GET and HEAD answer 304). */

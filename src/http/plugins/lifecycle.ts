@@ -1,14 +1,16 @@
 import fp from 'fastify-plugin';
 import type { Dispatcher } from '../../events/dispatcher.js';
+import type { ChangeHub } from '../../feed/hub.js';
 import { HttpError } from '../http-error.js';
 
 /**
  * The app's life: once closing starts, new requests get 503 with `Connection: close` while the
  * ones in flight finish; the webhook dispatcher runs while the app is ready, is woken by each
- * successful write (it may have written outbox rows), and stops before the app has closed.
+ * successful write (it may have written outbox rows), and stops before the app has closed; so
+ * does the change log's hub (feed/hub.ts), which follows the log's end for the feed.
  */
-export const lifecyclePlugin = fp<{ dispatcher: Dispatcher }>(
-  async (app, { dispatcher }) => {
+export const lifecyclePlugin = fp<{ dispatcher: Dispatcher; hub: ChangeHub }>(
+  async (app, { dispatcher, hub }) => {
     let closing = false;
     app.addHook('preClose', async () => {
       closing = true;
@@ -21,9 +23,15 @@ export const lifecyclePlugin = fp<{ dispatcher: Dispatcher }>(
     app.addHook('onResponse', async (request, reply) => {
       if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 300) dispatcher.nudge();
     });
-    app.addHook('onReady', async () => dispatcher.start());
+    app.addHook('onReady', async () => {
+      await hub.start();
+      dispatcher.start();
+    });
     // Attempts in flight are cut short and recorded before the store closes.
-    app.addHook('onClose', async () => dispatcher.stop());
+    app.addHook('onClose', async () => {
+      hub.stop();
+      await dispatcher.stop();
+    });
   },
   { name: 'lifecycle' },
 );

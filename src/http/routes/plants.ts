@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { etagOf } from '../../domain/plant-write.js';
 import { toPlant, type PlantRecord } from '../../domain/plant.js';
+import type { ChangeHub } from '../../feed/hub.js';
 import type { Store } from '../../store/store.js';
-import { deletePlant, patchPlant, replacePlant } from '../../use-cases/change-plant.js';
+import { deletePlant, patchPlant, replacePlant, type PlantChanged } from '../../use-cases/change-plant.js';
 import { createPlant } from '../../use-cases/create-plant.js';
 import { getPlant, listPlants, type PlantListInput } from '../../use-cases/read-plants.js';
 import { preconditions } from '../conditional.js';
@@ -26,11 +27,24 @@ function nextLink(query: PlantListInput, after: bigint): string {
   return `</plants?${params.join('&')}>; rel="next"`;
 }
 
-export async function plantRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
-  app.operation('addPlant', async (request, reply) => toPlant(withEtag(reply, await createPlant(store, request.body))));
+export async function plantRoutes(
+  app: FastifyInstance,
+  { store, hub }: { store: Store; hub: ChangeHub },
+): Promise<void> {
+  /** A write's answer says where in the change log it stands, and the feed learns of it at once. */
+  const logged = (reply: FastifyReply, { plant, position }: PlantChanged): PlantRecord => {
+    reply.header('change-position', String(position));
+    hub.saw(position);
+    return plant;
+  };
+
+  app.operation('addPlant', async (request, reply) =>
+    toPlant(withEtag(reply, logged(reply, await createPlant(store, request.body)))),
+  );
 
   app.operation('listPlants', async (request, reply) => {
     const page = await listPlants(store, request.query);
+    reply.header('change-position', String(page.position));
     if (page.nextAfter !== undefined) reply.header('link', nextLink(request.query, page.nextAfter));
     return page.plants;
   });
@@ -59,7 +73,7 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
     'replacePlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      const plant = await replacePlant(store, id, request.body, conditions);
+      const plant = logged(reply, await replacePlant(store, id, request.body, conditions));
       return toPlant(withEtag(reply, plant));
     },
     own,
@@ -69,7 +83,7 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
     'patchPlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      return toPlant(withEtag(reply, await patchPlant(store, id, request.body, conditions)));
+      return toPlant(withEtag(reply, logged(reply, await patchPlant(store, id, request.body, conditions))));
     },
     own,
   );
@@ -78,7 +92,7 @@ export async function plantRoutes(app: FastifyInstance, { store }: { store: Stor
     'deletePlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      await deletePlant(store, id, conditions);
+      logged(reply, await deletePlant(store, id, conditions));
       return reply.code(204).send();
     },
     own,

@@ -77,7 +77,8 @@ interface ChangeRow {
   created_at: string;
 }
 
-const COLUMNS = 'seq::text AS seq, type, plant_id::text AS plant_id, body, tag, old_tag, created_at::text AS created_at';
+const COLUMNS =
+  'seq::text AS seq, type, plant_id::text AS plant_id, body, tag, old_tag, created_at::text AS created_at';
 
 const change = (r: ChangeRow): Change =>
   changeOf({

@@ -2,7 +2,7 @@ import type { QueryConfig } from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
-import type { PlantWrite, WriteOutcome } from '../../domain/plant-write.js';
+import type { PlantWrite, Written } from '../../domain/plant-write.js';
 import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
 import { applyWrites } from '../write-path.js';
@@ -49,7 +49,7 @@ function conflicted(err: unknown): boolean {
  * id share one statement.
  */
 export class PostgresPlants implements PlantStore {
-  private readonly writes: Batcher<PlantWrite, WriteOutcome>;
+  private readonly writes: Batcher<PlantWrite, Written>;
   private readonly reads: Batcher<bigint, PlantRecord | undefined>;
   /** Write transactions committed, and the plant writes they carried. */
   readonly committed = { commits: 0, writes: 0 };
@@ -72,16 +72,16 @@ export class PostgresPlants implements PlantStore {
     return this.writes.waiting + this.reads.waiting;
   }
 
-  write(write: PlantWrite): Promise<WriteOutcome> {
+  write(write: PlantWrite): Promise<Written> {
     return this.writes.submit(write);
   }
 
-  writeAll(writes: PlantWrite[]): Promise<WriteOutcome[]> {
+  writeAll(writes: PlantWrite[]): Promise<Written[]> {
     return this.commitWrites(writes);
   }
 
   /** One transaction of plant writes, counted once committed. */
-  private async commitWrites(writes: PlantWrite[], deadline?: number): Promise<WriteOutcome[]> {
+  private async commitWrites(writes: PlantWrite[], deadline?: number): Promise<Written[]> {
     const outcomes = await this.pool.batchTransaction(
       (statements) => applyWrites(writes, postgresPlantTx(statements)),
       deadline,
@@ -97,7 +97,7 @@ export class PostgresPlants implements PlantStore {
    * the other (so writes of one id keep their order), down to the write that cannot be made: it
    * fails alone, after a few transactions rather than one per write.
    */
-  private async writeBatch(batch: PlantWrite[], deadline: number): Promise<PromiseSettledResult<WriteOutcome>[]> {
+  private async writeBatch(batch: PlantWrite[], deadline: number): Promise<PromiseSettledResult<Written>[]> {
     try {
       const outcomes = await this.commitWrites(batch, deadline).catch((err: unknown) =>
         // Another instance's batch locked the same plants in another order: once more.

@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import type { EventType } from '../../domain/webhook.js';
 import { claimable, type Outbox } from '../webhooks.js';
 import { sqliteRead, type SqliteAccess } from './writer.js';

@@ -1,0 +1,164 @@
+import type { Change, LogBounds } from '../domain/change.js';
+import type { ChangeLog } from '../store/changes.js';
+
+/** How often an instance looks at the log for changes committed elsewhere (another instance, a command). */
+export const POLL_MS = 200;
+/** The latest changes held in memory, where the streams and long polls that keep up read them. */
+const RING = 8192;
+/** One read of the tail: past this many rows behind, the ring starts afresh and readers read the store. */
+const TAIL_PAGE = 1000;
+const TAIL_PAGES = 4;
+const PRUNE_EVERY_MS = 3_600_000;
+
+interface Waiter {
+  after: bigint;
+  wake: () => void;
+}
+
+/**
+ * One instance's view of the change log's end. It learns of new changes from this instance's
+ * writes (`saw`, as soon as each is acknowledged) and from a look at the log every POLL_MS (the
+ * writes of other instances and commands), reads each new change from the store once, keeps the
+ * latest in memory and wakes whoever waits past a position: every stream and long poll of the
+ * instance shares one read of the store per change, whatever their number. It also prunes the
+ * log past its retention.
+ */
+export class ChangeHub {
+  /** Every change up to here is committed (and durable) and has been read into `ring`, or is past it. */
+  current = 0n;
+  floor = 1n;
+  /** The changes in (ringFrom, current], in position order. */
+  private ring: Change[] = [];
+  private ringFrom = 0n;
+  private waiters = new Set<Waiter>();
+  private target = 0n;
+  private reading: Promise<void> | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private failed = false;
+
+  constructor(
+    private readonly log: ChangeLog,
+    private readonly options: { retentionMs: number; onError: (err: unknown, what: string) => void },
+  ) {}
+
+  async start(): Promise<void> {
+    const bounds = await this.log.bounds();
+    this.floor = bounds.floor;
+    this.current = this.ringFrom = this.target = bounds.current;
+    const poll = setInterval(() => void this.look(), POLL_MS);
+    const prune = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    for (const t of [poll, prune]) t.unref();
+    this.timers = [poll, prune];
+    void this.prune();
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    for (const w of this.waiters) w.wake();
+    this.waiters.clear();
+  }
+
+  /** A write of this instance was acknowledged at `position`: every change up to it is committed. */
+  saw(position: bigint): void {
+    if (position > this.target) this.target = position;
+    if (this.current < this.target) void this.catchUp();
+  }
+
+  /** The log's bounds as the store has them now (a position past what this instance has seen). */
+  async bounds(): Promise<LogBounds> {
+    const bounds = await this.log.bounds();
+    this.floor = bounds.floor > this.floor ? bounds.floor : this.floor;
+    this.saw(bounds.current);
+    return bounds;
+  }
+
+  /** Every change after `after` up to `current`, from memory; undefined when memory does not reach back that far. */
+  recent(after: bigint): Change[] | undefined {
+    if (after < this.ringFrom) return undefined;
+    let lo = 0;
+    let hi = this.ring.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.ring[mid]!.position <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.ring.slice(lo);
+  }
+
+  /** Resolves once `current` is past `after`, after `ms`, or when `signal` aborts: whichever comes first. */
+  waitPast(after: bigint, ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.current > after || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter: Waiter = { after, wake: () => done() };
+      const timer = setTimeout(() => done(), ms);
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.waiters.delete(waiter);
+        resolve();
+      };
+      signal?.addEventListener('abort', done, { once: true });
+      this.waiters.add(waiter);
+    });
+  }
+
+  private async look(): Promise<void> {
+    try {
+      await this.bounds();
+      if (this.failed) this.failed = false;
+    } catch (err) {
+      // Said once per outage, not every POLL_MS.
+      if (!this.failed) this.options.onError(err, 'could not look at the change log');
+      this.failed = true;
+    }
+  }
+
+  /** Reads the changes up to `target` into memory, one read at a time, then wakes the waiters past them. */
+  private catchUp(): Promise<void> {
+    this.reading ??= (async () => {
+      try {
+        for (let pages = 0; this.current < this.target; pages++) {
+          if (pages === TAIL_PAGES) {
+            // Far behind: readers that need what is skipped read it from the store.
+            this.ring = [];
+            this.current = this.ringFrom = this.target;
+            break;
+          }
+          const { changes, scannedTo } = await this.log.read(this.current, this.target, TAIL_PAGE, {});
+          this.append(changes, scannedTo);
+        }
+      } catch (err) {
+        this.options.onError(err, 'could not read the change log');
+      } finally {
+        this.reading = undefined;
+        this.wake();
+      }
+    })();
+    return this.reading;
+  }
+
+  private append(changes: Change[], upTo: bigint): void {
+    this.ring.push(...changes);
+    if (this.ring.length > RING) {
+      const dropped = this.ring.splice(0, this.ring.length - RING);
+      this.ringFrom = dropped.at(-1)!.position;
+    }
+    this.current = upTo;
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const w of this.waiters) if (this.current > w.after) w.wake();
+  }
+
+  private async prune(): Promise<void> {
+    try {
+      await this.log.prune(Date.now() - this.options.retentionMs);
+      const { floor } = await this.log.bounds();
+      if (floor > this.floor) this.floor = floor;
+    } catch (err) {
+      this.options.onError(err, 'could not prune the change log');
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { Gauge } from 'prom-client';
+import { requireScope, verifyBearer } from '../auth/verify-bearer.js';
+import type { Services } from '../services.js';
+import { ChangeStreams } from './change-streams.js';
+
+/**
+ * The change streams of the app: a stream stays open while its credential still grants
+ * plants:read, and the open streams and the log's position this instance has reached are metrics.
+ */
+export function changeStreams({ config, feed, verifiers, metrics, log }: Services): ChangeStreams {
+  const streams = new ChangeStreams(feed, {
+    max: config.changesMaxStreams,
+    verify: async (credential) => requireScope(await verifyBearer(credential, verifiers), 'plants:read'),
+    onError: (err) => log.warn({ err }, 'a change stream failed; it was closed (its reader resumes)'),
+  });
+  new Gauge({
+    name: 'plant_store_change_streams',
+    help: 'Server-Sent Events streams of GET /plants/changes open on this instance.',
+    registers: [metrics.registry],
+    collect() {
+      this.set(streams.size);
+    },
+  });
+  new Gauge({
+    name: 'plant_store_change_position',
+    help: "The change log's position this instance's streams have reached (compare instances to see one fall behind).",
+    registers: [metrics.registry],
+    collect() {
+      this.set(Number(feed.hub.current));
+    },
+  });
+  return streams;
+}

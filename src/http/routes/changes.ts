@@ -1,0 +1,70 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { bearerCredential } from '../../auth/verify-bearer.js';
+import { InvalidInputError } from '../../domain/errors.js';
+import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
+import type { ChangeStreams } from '../change-streams.js';
+
+/** The next page's link repeats the filters, so following it keeps them. */
+function nextLink(query: ChangesInput, after: bigint): string {
+  const params = [`limit=${query.limit}`];
+  for (const tag of query.tag ?? []) params.push(`tag=${encodeURIComponent(tag)}`);
+  if (query.id !== undefined) params.push(`id=${query.id}`);
+  params.push(`after=${after}`);
+  return `</plants/changes?${params.join('&')}>; rel="next"`;
+}
+
+/** A stream when the client asks for Server-Sent Events (an EventSource does), pages otherwise. */
+function wantsStream(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  return accept.split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
+    return type === 'text/event-stream' && !params.some((p) => /^q=0(\.0*)?$/.test(p));
+  });
+}
+
+/** GET /plants/changes: pages, long polls and streams of the change log. */
+export async function changeRoutes(
+  app: FastifyInstance,
+  { feed, streams }: { feed: Feed; streams: ChangeStreams },
+): Promise<void> {
+  // Long polls answer at once when the server starts closing; streams end (their readers resume).
+  const closing = new AbortController();
+  app.addHook('preClose', async () => {
+    closing.abort();
+    streams.closeAll();
+  });
+
+  app.operation(
+    'listChanges',
+    async (request, reply) => {
+      const { query } = request;
+      if (query.id !== undefined && query.tag !== undefined) {
+        throw new InvalidInputError('id and tag exclude each other: one plant has one history');
+      }
+      if (request.method === 'GET' && wantsStream(request.headers.accept)) {
+        streams.admit();
+        const lastEventId = request.headers['last-event-id'];
+        const from = lastEventId === undefined ? query.after : BigInt(lastEventId);
+        // Without a position, new changes only: from the end as the store has it now.
+        const after = from === undefined ? (await feed.hub.bounds()).current : await startingPoint(feed, from);
+        reply.hijack();
+        reply.raw.writeHead(200, {
+          ...(reply.getHeaders() as OutgoingHttpHeaders),
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-store',
+          // A proxy that buffers answers (nginx) would hold the events back.
+          'x-accel-buffering': 'no',
+        });
+        reply.raw.write(': following the changes\n\n');
+        streams.open(reply.raw, bearerCredential(request.headers.authorization), after, filterOf(query));
+        return reply;
+      }
+      const page = await listChanges(feed, query, closing.signal);
+      if (page.nextAfter !== undefined) reply.header('link', nextLink(query, page.nextAfter));
+      // Each change's JSON was written once, when it was read from the log (domain/change.ts).
+      return reply.type('application/json; charset=utf-8').send(`[${page.changes.map((c) => c.json).join(',')}]`);
+    },
+    { rawResponse: true },
+  );
+}

@@ -33,7 +33,7 @@ const server = createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     write(req.method, req.url, Buffer.concat(chunks).toString('utf8')).then(
-      (plant) => {
+      ({ plant }) => {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
         res.end(JSON.stringify(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag }));
       },

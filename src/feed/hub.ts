@@ -59,6 +59,14 @@ export class ChangeHub {
     this.waiters.clear();
   }
 
+  /**
+   * The last position known committed: `current`, or past it while the hub is still reading the
+   * changes up to it (a write just acknowledged here, a look at the log that found more).
+   */
+  get known(): bigint {
+    return this.target > this.current ? this.target : this.current;
+  }
+
   /** A write of this instance was acknowledged at `position`: every change up to it is committed. */
   saw(position: bigint): void {
     if (position > this.target) this.target = position;

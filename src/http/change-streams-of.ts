@@ -13,6 +13,10 @@ export function changeStreams({ config, feed, verifiers, metrics, log }: Service
     verify: async (credential) => requireScope(await verifyBearer(credential, verifiers), 'plants:read'),
     onError: (err) => log.warn({ err }, 'a change stream failed; it was closed (its reader resumes)'),
   });
+  // An app built again on the same services (tests do) measures its own streams.
+  for (const name of ['plant_store_change_streams', 'plant_store_change_position']) {
+    metrics.registry.removeSingleMetric(name);
+  }
   new Gauge({
     name: 'plant_store_change_streams',
     help: 'Server-Sent Events streams of GET /plants/changes open on this instance.',

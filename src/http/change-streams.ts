@@ -100,11 +100,12 @@ export class ChangeStreams {
     const { hub } = this.feed;
     const { signal } = stream.stop;
     while (!signal.aborted) {
+      // Streams follow what the hub has read into memory: one read of the store for all of them.
       if (stream.after >= hub.current) {
         await hub.waitPast(stream.after, HEARTBEAT_MS, signal);
         continue;
       }
-      const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter);
+      const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter, hub.current);
       stream.after = scannedTo;
       if (changes.length === 0 || signal.aborted) continue;
       let text = '';

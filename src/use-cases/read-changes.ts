@@ -29,8 +29,8 @@ export function filterOf(query: Pick<ChangesInput, 'tag' | 'id'>): ChangeFilter 
  * itself (another instance may have made it).
  */
 export async function startingPoint({ hub }: Feed, after: bigint | undefined): Promise<bigint> {
-  const fresh = (after !== undefined && after > hub.current) || (after ?? 0n) < hub.floor - 1n;
-  return followFrom(after, fresh ? await hub.bounds() : { floor: hub.floor, current: hub.current });
+  const fresh = (after !== undefined && after > hub.known) || (after ?? 0n) < hub.floor - 1n;
+  return followFrom(after, fresh ? await hub.bounds() : { floor: hub.floor, current: hub.known });
 }
 
 /**
@@ -43,9 +43,10 @@ export async function readAfter(
   after: bigint,
   limit: number,
   filter: ChangeFilter,
+  // A write acknowledged here is read back at once: from the store while the hub is still reading it.
+  upTo = hub.known,
 ): Promise<{ changes: Change[]; scannedTo: bigint }> {
-  const upTo = hub.current;
-  const recent = hub.recent(after);
+  const recent = upTo === hub.current ? hub.recent(after) : undefined;
   if (recent) {
     const changes: Change[] = [];
     for (const c of recent) {
@@ -74,7 +75,7 @@ export async function listChanges(feed: Feed, query: ChangesInput, signal?: Abor
   const deadline = Date.now() + (query.wait ?? 0) * 1000;
   for (;;) {
     const { changes, scannedTo } = await readAfter(feed, after, query.limit, filter);
-    const more = changes.length === query.limit || scannedTo < feed.hub.current;
+    const more = changes.length === query.limit || scannedTo < feed.hub.known;
     if (changes.length > 0 || more || Date.now() >= deadline || signal?.aborted) {
       return { changes, nextAfter: more ? scannedTo : undefined };
     }

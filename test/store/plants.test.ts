@@ -68,7 +68,13 @@ for (const kind of stores) {
       await db?.drop();
     });
 
-    const write = (w: PlantWrite) => store.plants.write(w);
+    /** The position of the last write's change in the change log (the current one when it changed nothing). */
+    let position = 0n;
+    const write = async (w: PlantWrite) => {
+      const { position: at, ...outcome } = await store.plants.write(w);
+      position = at;
+      return outcome;
+    };
     /** Events written since the last call (each pending delivery of the one endpoint is one event). */
     let seen = 0;
     async function newEvents(): Promise<number> {
@@ -81,13 +87,24 @@ for (const kind of stores) {
     it('creates once: a new plant, an identical retry, a conflict; an event for the creation only', async () => {
       await newEvents();
       const plant = { id: 9_223_372_036_854_775_807n, name: 'Monstera', tag: '' };
+      const before = (await store.changes.bounds()).current;
       assert.deepEqual(await write({ kind: 'create', plant }), { kind: 'created', plant });
+      const created = position;
+      assert.ok(created > before, 'the creation is a change past the last one');
       assert.deepEqual(await write({ kind: 'create', plant }), { kind: 'unchanged', plant });
+      assert.equal(position, created, 'a retry changes nothing: it answers the current position');
       assert.deepEqual(await write({ kind: 'create', plant: { id: plant.id, name: 'Monstera' } }), {
         kind: 'conflict',
         existing: plant,
       });
+      assert.equal(position, created);
       assert.equal(await newEvents(), 1);
+      const { changes } = await store.changes.read(before, created, 10, {});
+      assert.deepEqual(
+        changes.map((c) => [c.position, c.type, c.json]),
+        [[created, 'created', changes[0]!.json]],
+      );
+      assert.match(changes[0]!.json, /"plant":\{"id":9223372036854775807,"name":"Monstera","tag":""\}/);
       assert.deepEqual(await store.plants.get(plant.id), plant);
     });
 

@@ -25,23 +25,38 @@ const error = (status: number) => json(status, { error: status, message: 'x' });
 describe('the conformance check used by every HTTP test', () => {
   it('accepts responses the document declares', () => {
     const accepted: [string, string, RawResponse][] = [
-      ['POST', '/plants', json(200, { name: 'a' }, { etag: `"${'c'.repeat(27)}"` })],
+      [
+        'POST',
+        '/plants',
+        json(200, { name: 'a' }, { etag: `"${'c'.repeat(27)}"`, 'change-position': '1795000000000001' }),
+      ],
       ['POST', '/plants', error(409)],
-      ['GET', '/plants?limit=1', json(200, [{ id: 1, name: 'a' }], { link: '</plants?limit=1&after=1>; rel="next"' })],
+      [
+        'GET',
+        '/plants?limit=1',
+        json(200, [{ id: 1, name: 'a' }], {
+          link: '</plants?limit=1&after=1>; rel="next"',
+          'change-position': '1795000000000001',
+        }),
+      ],
       // JSON.parse turns 9223372036854775807 into 2^63: still accepted as an int64.
       [
         'GET',
         '/plants/9223372036854775807',
         json(200, JSON.parse('{"id":9223372036854775807,"name":"a"}'), { etag: `"${'d'.repeat(27)}"` }),
       ],
-      ['DELETE', '/plants/1', other(204, undefined, '')],
+      ['DELETE', '/plants/1', other(204, undefined, '', { 'change-position': '1795000000000001' })],
       ['GET', '/readyz', json(503, { error: 503, message: 'x' }, { 'retry-after': '1' })],
       ['GET', '/docs', other(200, 'text/html; charset=utf-8', '<!doctype html>')],
       ['GET', '/docs/swagger-ui.css', other(200, 'text/css; charset=utf-8', '.a{}')],
       ['GET', '/nope', error(404)],
       ['POST', '/plants/1', json(405, { error: 405, message: 'x' }, { allow: 'GET, HEAD, PUT, DELETE, PATCH' })],
       ['GET', '/plants/1', other(304, undefined, '', { etag: `"${'a'.repeat(27)}"` })],
-      ['PATCH', '/plants/1', json(200, { name: 'a' }, { etag: `"${'b'.repeat(27)}"` })],
+      [
+        'PATCH',
+        '/plants/1',
+        json(200, { name: 'a' }, { etag: `"${'b'.repeat(27)}"`, 'change-position': '1795000000000001' }),
+      ],
       ['PATCH', '/plants/1', error(412)],
       ['PATCH', '/plants/1', error(415)],
       ['PUT', '/plants/1', error(412)],
@@ -49,7 +64,23 @@ describe('the conformance check used by every HTTP test', () => {
       ['GET', '/plants/1', error(412)],
       ['GET', '/plants', other(304, undefined, '')],
       ['POST', '/plants', error(412)],
-      ['GET', '/plants?tag=a&q=b', json(200, [], { link: '</plants?limit=1&tag=a%20b&q=c&after=1>; rel="next"' })],
+      [
+        'GET',
+        '/plants?tag=a&q=b',
+        json(200, [], {
+          link: '</plants?limit=1&tag=a%20b&q=c&after=1>; rel="next"',
+          'change-position': '1795000000000001',
+        }),
+      ],
+      [
+        'GET',
+        '/plants/changes?tag=a',
+        json(200, [{ position: 1795000000000002, type: 'deleted', id: 1, time: '2026-11-26T12:00:00.000Z' }], {
+          link: '</plants/changes?limit=100&tag=a&after=1795000000000002>; rel="next"',
+        }),
+      ],
+      ['GET', '/plants/changes', other(200, 'text/event-stream; charset=utf-8', ': following the changes\n\n')],
+      ['GET', '/plants/changes?after=1', error(410)],
       // The HTTP layer may answer any request with these before it reaches an operation.
       ['GET', '/healthz', error(431)],
     ];

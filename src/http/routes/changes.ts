@@ -56,7 +56,8 @@ export async function changeRoutes(
           // A proxy that buffers answers (nginx) would hold the events back.
           'x-accel-buffering': 'no',
         });
-        reply.raw.write(': following the changes\n\n');
+        // A reader that loses the stream comes back after a second (a browser waits 3 s by default).
+        reply.raw.write(': following the changes\nretry: 1000\n\n');
         streams.open(reply.raw, bearerCredential(request.headers.authorization), after, filterOf(query));
         return reply;
       }

@@ -72,3 +72,5 @@ const exactJson: Middleware = {
     return exact;
   },
 };
+
+export { ChangesGoneError, FollowError, followChanges, type Change, type FollowOptions } from './follow.js';

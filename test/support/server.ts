@@ -35,6 +35,8 @@ export interface StartOptions {
   /** Extra environment; `PLANT_STORE_TOKEN: undefined` removes the bootstrap token. */
   env?: Record<string, string | undefined>;
   token?: string;
+  /** Listen on this port of 127.0.0.1 (a restart where the clients are); an ephemeral one by default. */
+  port?: number;
   /** A command that runs the server under it (e.g. strace and its options). */
   wrapper?: string[];
 }
@@ -61,7 +63,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     ...options.env,
   };
   for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k];
-  const argv = [process.execPath, CLI, 'serve', '--port', '0', '--host', '127.0.0.1'];
+  const argv = [process.execPath, CLI, 'serve', '--port', String(options.port ?? 0), '--host', '127.0.0.1'];
   const [command, ...args] = [...(options.wrapper ?? []), ...argv] as [string, ...string[]];
   const proc = spawn(command, args, {
     env: env as NodeJS.ProcessEnv,

@@ -1,0 +1,132 @@
+// followChanges, the typed client's follower of the change log by JSON long polls: every change
+// once, in position order, through failures of the network and of the server, until aborted.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  ChangesGoneError,
+  FollowError,
+  createPlantStoreClient,
+  type PlantStoreClient,
+} from '../../src/client/index.js';
+import { conformingFetch } from '../support/http.js';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { stores, suiteOptions } from '../support/stores.js';
+import { FAST, logAfter, positionOf, take } from './follow-support.js';
+
+const PAST_2_53 = 2n ** 53n + 1n;
+
+for (const store of stores) {
+  describe(`followChanges against a live server [${store}]`, suiteOptions(store), () => {
+    let server: TestApp;
+    let url: string;
+    let client: PlantStoreClient;
+
+    before(async () => {
+      server = await buildTestApp({ store });
+      url = await server.listen();
+      client = createPlantStoreClient({ baseUrl: url, token: server.token, fetch: conformingFetch });
+    });
+    after(() => server.close());
+
+    it('yields every change once, in position order, across pages, ids past 2^53 exact', async () => {
+      const from = await positionOf(client);
+      await client.POST('/plants', { body: { id: PAST_2_53, name: 'Pothos', tag: 'climber' } });
+      for (let id = 1; id <= 120; id++) await client.POST('/plants', { body: { id, name: `Plant ${id}` } });
+      await client.PATCH('/plants/{id}', { params: { path: { id: PAST_2_53 } }, body: { tag: null } });
+      await client.DELETE('/plants/{id}', { params: { path: { id: 5 } } });
+
+      // Pages of 50: three and a bit, each next one asked from the last position yielded.
+      const got = await take({ client, after: from, limit: 50, wait: 1 }, 123);
+      assert.deepEqual(got, await logAfter(client, from));
+      assert.deepEqual(
+        got.map((c) => [c.type, c.id]).filter((_, i) => i === 0 || i >= 121),
+        [
+          ['created', PAST_2_53],
+          ['updated', PAST_2_53],
+          ['deleted', 5],
+        ],
+      );
+    });
+
+    it('waits for the next change, taking the Change-Position header as it comes', async () => {
+      const head = await client.GET('/plants', { params: { query: { limit: 1 } } });
+      const following = take({ client, after: head.response.headers.get('change-position')!, wait: 5 }, 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const started = Date.now();
+      await client.POST('/plants', { body: { id: 500, name: 'Late' } });
+      const [change] = await following;
+      assert.equal(change?.id, 500);
+      assert.ok(Date.now() - started < 2000, 'the long poll answered when the change came');
+    });
+
+    it('resumes from the last position yielded after dropped connections, 5xx and cut bodies', async () => {
+      const from = await positionOf(client);
+      for (let id = 600; id < 603; id++) await client.POST('/plants', { body: { id, name: `Plant ${id}` } });
+      let calls = 0;
+      const asked: string[] = [];
+      // Poll 2 fails to connect, poll 3 is a 502, poll 4's body is cut in the middle.
+      const flaky = async (request: Request): Promise<Response> => {
+        calls++;
+        asked.push(new URL(request.url).searchParams.get('after')!);
+        if (calls === 2) throw new TypeError('fetch failed');
+        if (calls === 3) return Response.json({ error: 502, message: 'bad gateway' }, { status: 502 });
+        const response = await conformingFetch(request);
+        if (calls !== 4) return response;
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        const cut = new ReadableStream({
+          start(controller) {
+            controller.enqueue(bytes.subarray(0, bytes.length >> 1));
+            controller.error(new TypeError('terminated'));
+          },
+        });
+        return new Response(cut, { status: 200, headers: response.headers });
+      };
+      const flakyClient = createPlantStoreClient({ baseUrl: url, token: server.token, fetch: flaky });
+      const retried: unknown[] = [];
+      const got = await take(
+        { client: flakyClient, after: from, wait: 2, ...FAST, onRetry: (e) => retried.push(e) },
+        6,
+        (c) =>
+          c.id === 602
+            ? (async () => {
+                for (let id = 603; id < 606; id++) await client.POST('/plants', { body: { id, name: `Plant ${id}` } });
+              })()
+            : undefined,
+      );
+      assert.deepEqual(got, await logAfter(client, from));
+      assert.equal(retried.length, 3);
+      // Every retry asked again from the last change yielded, none from before it.
+      assert.deepEqual(asked.slice(1, 5), Array(4).fill(String(got[2]!.position)));
+    });
+
+    it('stops when the signal aborts, in a long poll or in a pause between retries', async () => {
+      for (const [baseUrl, what] of [
+        [url, 'a long poll'],
+        ['http://127.0.0.1:9', 'a pause'],
+      ] as const) {
+        const stop = new AbortController();
+        const follower = createPlantStoreClient({ baseUrl, token: server.token });
+        const done = take({ client: follower, after: await positionOf(client), wait: 30, signal: stop.signal }, 1);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const aborted = Date.now();
+        stop.abort();
+        assert.deepEqual(await done, [], what);
+        assert.ok(Date.now() - aborted < 500, `${what} ended at once`);
+      }
+    });
+
+    it('throws ChangesGoneError on 410 and FollowError on a refusal, without retrying', async () => {
+      const ahead = (await positionOf(client)) + 1_000_000n;
+      const retried: unknown[] = [];
+      const gone = await take({ client, after: ahead, onRetry: (e) => retried.push(e) }, 1).catch((e: unknown) => e);
+      assert.ok(gone instanceof ChangesGoneError);
+      assert.equal(gone.after, ahead);
+      assert.match(gone.message, /list the plants again/);
+      const anonymous = createPlantStoreClient({ baseUrl: url });
+      const refused = await take({ client: anonymous }, 1).catch((e: unknown) => e);
+      assert.ok(refused instanceof FollowError);
+      assert.equal(refused.status, 401);
+      assert.deepEqual(retried, []);
+    });
+  });
+}

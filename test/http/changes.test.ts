@@ -1,0 +1,160 @@
+// GET /plants/changes as a client uses it, on both stores, every response checked against the
+// document: pages in position order with their Link, a change per effective write and none for
+// one that changes nothing, Change-Position on writes and lists, list then follow converging to
+// the store's plants under concurrent writes, the tag and id filters (a plant leaving its tag is
+// shown leaving), long polls, and 410 for positions the log cannot follow from.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { readJson } from '../../src/json/read-json.js';
+import { useTestApp, type TestApp } from '../helper.js';
+import type { RawResponse } from '../support/http.js';
+import { stores, suiteOptions } from '../support/stores.js';
+
+interface ChangeJson {
+  position: number | bigint;
+  type: string;
+  id: number | bigint;
+  plant?: { id: number | bigint; name: string; tag?: string };
+  time: string;
+}
+
+export function requests(app: TestApp) {
+  const auth = { authorization: `Bearer ${app.token}` };
+  const write = (method: string, path: string, body?: unknown, type = 'application/json') =>
+    app.inject({
+      method,
+      path,
+      headers: { ...auth, ...(body !== undefined && { 'content-type': type }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+  const position = (res: RawResponse) => BigInt(String(res.headers['change-position']));
+  const changes = async (query: string): Promise<{ res: RawResponse; list: ChangeJson[] }> => {
+    const res = await app.inject({ path: `/plants/changes${query}`, headers: auth });
+    return { res, list: res.status === 200 ? (readJson(res.text) as ChangeJson[]) : [] };
+  };
+  return { auth, write, position, changes };
+}
+
+for (const kind of stores) {
+  describe(`GET /plants/changes [${kind}]`, suiteOptions(kind), () => {
+    const t = useTestApp({ store: kind });
+
+    it('logs each effective write once, in position order; Change-Position names it', async () => {
+      const { write, position, changes } = requests(t.app);
+      const start = position(await t.app.inject({ path: '/plants', headers: requests(t.app).auth }));
+      const created = await write('POST', '/plants', { id: 1, name: 'Fern', tag: 'green' });
+      const retried = await write('POST', '/plants', { id: 1, name: 'Fern', tag: 'green' });
+      assert.equal(position(retried), position(created), 'a retry changes nothing: the current position');
+      const same = await write('PUT', '/plants/1', { name: 'Fern', tag: 'green' });
+      assert.equal(position(same), position(created));
+      const patched = await write('PATCH', '/plants/1', { tag: null }, 'application/merge-patch+json');
+      const deleted = await write('DELETE', '/plants/1');
+      assert.equal(deleted.status, 204);
+      assert.ok(position(created) > start && position(patched) > position(created));
+      assert.ok(position(deleted) > position(patched));
+
+      const { res, list } = await changes(`?after=${start}`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(
+        list.map((c) => [BigInt(c.position), c.type, Number(c.id), c.plant && { ...c.plant }]),
+        [
+          [position(created), 'created', 1, { id: 1, name: 'Fern', tag: 'green' }],
+          [position(patched), 'updated', 1, { id: 1, name: 'Fern' }],
+          [position(deleted), 'deleted', 1, undefined],
+        ],
+      );
+      assert.ok(list.every((c) => !Number.isNaN(Date.parse(c.time))));
+      assert.equal(res.headers.link, undefined, 'nothing more follows');
+    });
+
+    it('pages with Link, keeping the filters; an int64 id past 2^53 stays exact', async () => {
+      const { write, position, changes } = requests(t.app);
+      const start = position(await write('POST', '/plants', { id: 100, name: 'start' }));
+      for (let i = 0; i < 5; i++) {
+        const id = 9_007_199_254_740_993n + BigInt(i);
+        await t.app.inject({
+          method: 'POST',
+          path: '/plants',
+          headers: { ...requests(t.app).auth, 'content-type': 'application/json' },
+          body: `{"id":${id},"name":"big ${i}"}`,
+        });
+      }
+      const first = await changes(`?after=${start}&limit=2`);
+      assert.equal(first.list.length, 2);
+      const next = /^<([^>]+)>; rel="next"$/.exec(String(first.res.headers.link))?.[1];
+      assert.equal(next, `/plants/changes?limit=2&after=${String(first.list[1]!.position)}`);
+      assert.match(first.res.text, /"id":9007199254740993,/);
+      const rest = await changes(`?after=${String(first.list[1]!.position)}`);
+      assert.equal(rest.list.length, 3);
+    });
+
+    it('tag keeps the changes of plants that had it before or after; id keeps one history', async () => {
+      const { write, position, changes } = requests(t.app);
+      const start = position(await write('POST', '/plants', { id: 200, name: 'a', tag: 'red' }));
+      await write('POST', '/plants', { id: 201, name: 'b', tag: 'blue' });
+      await write('PATCH', '/plants/200', { tag: 'blue' }, 'application/merge-patch+json');
+      await write('PATCH', '/plants/201', { name: 'b2' }, 'application/merge-patch+json');
+      await write('DELETE', '/plants/200');
+      const red = await changes(`?after=${start - 1n}&tag=red`);
+      assert.deepEqual(
+        red.list.map((c) => [Number(c.id), c.type, c.plant?.tag]),
+        [
+          [200, 'created', 'red'],
+          [200, 'updated', 'blue'],
+        ],
+        'the plant is shown leaving the tag',
+      );
+      const blue = await changes(`?after=${start - 1n}&tag=blue&tag=none`);
+      assert.deepEqual(
+        blue.list.map((c) => [Number(c.id), c.type]),
+        [
+          [201, 'created'],
+          [200, 'updated'],
+          [201, 'updated'],
+          [200, 'deleted'],
+        ],
+      );
+      const one = await changes(`?after=${start - 1n}&id=201`);
+      assert.deepEqual(
+        one.list.map((c) => c.type),
+        ['created', 'updated'],
+      );
+      assert.equal((await changes('?id=1&tag=a')).res.status, 400);
+    });
+
+    it('a long poll answers when a change comes, and [] when none comes in time', async () => {
+      const { write, position, changes } = requests(t.app);
+      const at = position(await write('POST', '/plants', { id: 300, name: 'x' }));
+      const started = Date.now();
+      const waiting = changes(`?after=${at}&wait=5`);
+      setTimeout(() => void write('POST', '/plants', { id: 301, name: 'y' }), 200);
+      const { list } = await waiting;
+      assert.deepEqual(
+        list.map((c) => Number(c.id)),
+        [301],
+      );
+      assert.ok(Date.now() - started < 3000, 'answered when the change came');
+      const empty = Date.now();
+      const none = await changes(`?after=${BigInt(String(list[0]!.position))}&wait=1`);
+      assert.deepEqual(none.list, []);
+      assert.ok(Date.now() - empty >= 900, 'waited its second');
+    });
+
+    it('410 for a position older than the oldest kept, past the current one, or pruned', async () => {
+      const { write, position, changes } = requests(t.app);
+      const at = position(await write('POST', '/plants', { id: 400, name: 'x' }));
+      for (const after of ['0', String(at + 1000n)]) {
+        const { res } = await changes(`?after=${after}`);
+        assert.equal(res.status, 410, after);
+        assert.match(String((res.json as { message: string }).message), /list the plants again/);
+      }
+      // Past the retention: everything made before now goes, and the floor rises past it.
+      await t.app.services.store.changes.prune(Date.now() + 1000);
+      // As another instance's prune would be: this one sees the new floor at its next look.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal((await changes(`?after=${at - 1n}`)).res.status, 410);
+      assert.equal((await changes(`?after=${at}`)).res.status, 200, 'from the last pruned one, nothing is missing');
+      assert.equal((await changes('')).res.status, 200, 'without after: from the oldest kept');
+    });
+  });
+}

@@ -9,8 +9,12 @@ export const HEARTBEAT_MS = 10_000;
 export const RECHECK_MS = 250;
 /** A stream whose reader leaves this much unread is closed: its reader resumes with Last-Event-ID. */
 export const MAX_UNREAD_BYTES = 1024 * 1024;
-/** A reader that takes nothing for this long, with data waiting, is closed too. */
-const STALL_MS = 30_000;
+/**
+ * A reader that takes nothing for this long while events wait for it is closed too: the stream
+ * stops writing once the socket's buffer is full, so a stalled reader holds no more memory, but
+ * it holds a stream of CHANGES_MAX_STREAMS and falls further behind.
+ */
+export const STALL_MS = 5_000;
 /** Changes written per read of the log. */
 const BATCH = 500;
 

@@ -1,0 +1,176 @@
+// Server-Sent Events of GET /plants/changes over real sockets, on both stores: events as a
+// browser's EventSource reads them, resuming after Last-Event-ID; CHANGES_MAX_STREAMS and its
+// 503; a reader that does not read is closed, not buffered without bound; revoking the token
+// closes its streams within a second; closing the server ends them at once; the open streams
+// are a metric; and on PostgreSQL a change made through one instance reaches the streams of
+// another within a second.
+import assert from 'node:assert/strict';
+import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import { before, describe, it } from 'node:test';
+import { createToken } from '../../src/use-cases/create-token.js';
+import { buildTestApp, useTestApp } from '../helper.js';
+import { pollUntil } from '../support/poll.js';
+import { postPlant } from '../support/http.js';
+import { stores, suiteOptions } from '../support/stores.js';
+
+interface Stream {
+  res: IncomingMessage;
+  /** The text received so far. */
+  text: () => string;
+  /** The events received so far: [id, event, data]. */
+  events: () => [string, string, string][];
+  closed: Promise<void>;
+}
+
+/** Opens a stream the way EventSource does (Accept: text/event-stream), with a bearer token. */
+function openStream(base: string, token: string, path = '/plants/changes', headers: Record<string, string> = {}) {
+  return new Promise<Stream>((resolve, reject) => {
+    const req = request(`${base}${path}`, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, ...headers },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      const closed = new Promise<void>((done) => res.once('close', () => done()));
+      res.on('error', () => undefined);
+      const events = () =>
+        text
+          .split('\n\n')
+          .map((block) =>
+            Object.fromEntries(block.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)])),
+          )
+          .filter((e) => e.id !== undefined)
+          .map((e) => [e.id, e.event, e.data] as [string, string, string]);
+      resolve({ res, text: () => text, events, closed });
+    });
+    req.end();
+  });
+}
+
+const post = (base: string, token: string, id: number, name = `p${id}`) =>
+  postPlant(base, token, JSON.stringify({ id, name }));
+
+for (const kind of stores) {
+  describe(`Server-Sent Events of the changes [${kind}]`, suiteOptions(kind), () => {
+    const t = useTestApp({ store: kind, env: { CHANGES_MAX_STREAMS: '3' } });
+    let base = '';
+    before(async () => {
+      base = await t.app.listen();
+    });
+
+    it('sends each change as an event an EventSource reads, and resumes after Last-Event-ID', async () => {
+      const stream = await openStream(base, t.app.token);
+      assert.equal(stream.res.statusCode, 200);
+      assert.match(String(stream.res.headers['content-type']), /^text\/event-stream/);
+      const first = await post(base, t.app.token, 1);
+      await post(base, t.app.token, 2);
+      assert.ok(await pollUntil(async () => stream.events().length === 2, 2000), stream.text());
+      const [[id, event, data]] = stream.events() as [[string, string, string]];
+      assert.equal(id, first.headers['change-position']);
+      assert.equal(event, 'created');
+      assert.match(
+        data,
+        new RegExp(`^\\{"position":${id},"type":"created","id":1,"plant":\\{"id":1,"name":"p1"\\},"time":"`),
+      );
+      assert.match(stream.text(), /^: following the changes\nretry: 1000\n\n/);
+      stream.res.destroy();
+
+      const resumed = await openStream(base, t.app.token, '/plants/changes', { 'last-event-id': id });
+      assert.ok(await pollUntil(async () => resumed.events().length === 1, 2000));
+      assert.deepEqual(
+        resumed.events().map((e) => e[2].includes('"id":2,')),
+        [true],
+      );
+      resumed.res.destroy();
+    });
+
+    it(`refuses a stream past CHANGES_MAX_STREAMS with 503 and Retry-After`, async () => {
+      const open = await Promise.all([1, 2, 3].map(() => openStream(base, t.app.token)));
+      const refused = await openStream(base, t.app.token);
+      assert.equal(refused.res.statusCode, 503);
+      assert.ok(Number(refused.res.headers['retry-after']) > 0);
+      const metrics = await t.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${t.app.token}` } });
+      assert.match(metrics.text, /^plant_store_change_streams 3$/m);
+      for (const s of open) s.res.destroy();
+      assert.ok(await pollUntil(async () => (await openStream(base, t.app.token)).res.statusCode === 200, 2000));
+    });
+
+    it('closes the streams of a revoked token within a second', async () => {
+      const { token, record } = await createToken(t.app.services.store, { name: 'reader', scopes: ['plants:read'] });
+      const stream = await openStream(base, token);
+      assert.equal(stream.res.statusCode, 200);
+      await t.app.services.store.tokens.revoke(record.id, new Date());
+      const revoked = Date.now();
+      await stream.closed;
+      assert.ok(Date.now() - revoked < 1000, `closed after ${Date.now() - revoked} ms`);
+    });
+
+    it('closes a reader that does not read, instead of buffering for it', async () => {
+      // A socket that sends the request and never reads what comes back.
+      const socket = connect(Number(new URL(base).port), '127.0.0.1');
+      socket.pause();
+      socket.on('error', () => undefined);
+      socket.write(
+        `GET /plants/changes HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: Bearer ${t.app.token}\r\n\r\n`,
+      );
+      const streamsOpen = async () => {
+        const res = await t.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${t.app.token}` } });
+        return Number(/^plant_store_change_streams (\d+)$/m.exec(res.text)?.[1]);
+      };
+      assert.ok(await pollUntil(async () => (await streamsOpen()) === 1, 2000));
+      // Far more than the socket's buffers and the stream's 1 MiB: about 12 MB of events.
+      const name = 'x'.repeat(200);
+      for (let batch = 0; batch < 40 && (await streamsOpen()) === 1; batch++) {
+        const writes = Array.from({ length: 1000 }, (_, i) => ({
+          kind: 'create' as const,
+          plant: { id: BigInt(100_000 + batch * 1000 + i), name },
+        }));
+        await t.app.services.store.plants.writeAll(writes);
+        t.app.services.feed.hub.saw((await t.app.services.store.changes.bounds()).current);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const rss = process.memoryUsage().rss;
+      assert.ok(
+        await pollUntil(async () => (await streamsOpen()) === 0, 10_000),
+        'the server closed the stream of the reader that did not read',
+      );
+      assert.ok(process.memoryUsage().rss < rss + 64 * 1024 * 1024, 'and held no growing buffer for it');
+      socket.destroy();
+    });
+
+    it('ends every stream at once when the server closes', async () => {
+      const app = await buildTestApp({ store: kind });
+      try {
+        const base = await app.listen();
+        const streams = await Promise.all([1, 2].map(() => openStream(base, app.token)));
+        const started = Date.now();
+        await app.app.close();
+        await Promise.all(streams.map((s) => s.closed));
+        assert.ok(Date.now() - started < 2000, `closed in ${Date.now() - started} ms`);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+}
+
+describe('a change through one instance reaches the streams of another [postgres]', suiteOptions('postgres'), () => {
+  const a = useTestApp({ store: 'postgres' });
+  it('within a second', async () => {
+    const b = await buildTestApp({ databaseUrl: a.app.databaseUrl, token: a.app.token });
+    try {
+      const [baseA, baseB] = [await a.app.listen(), await b.listen()];
+      const stream = await openStream(baseB, b.token);
+      const sent = Date.now();
+      await post(baseA, a.app.token, 7);
+      assert.ok(await pollUntil(async () => stream.events().length === 1, 1000, 10), 'arrived within a second');
+      assert.ok(Date.now() - sent < 1000);
+      stream.res.destroy();
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -145,6 +145,7 @@ for (const kind of stores) {
           /refused half way/,
         );
         assert.equal(await restored.plants.count(), 0, 'nothing of a restore that failed');
+        const restoredAt = BigInt(Date.now()) * 1000n;
         const counts = await restored.restoreInto(async ({ records }) => {
           const endpoint = (await s.store.webhooks.listEndpoints(0))[0]!.endpoint;
           assert.equal(await records.webhooks.insert([{ ...endpoint, secret: 'whsec_AAAA' }]), 1);
@@ -158,6 +159,16 @@ for (const kind of stores) {
           [-3n, 4n],
         );
         assert.equal(await restored.webhooks.countPendingDeliveries(), 0);
+        // A backup carries no change log: the restored store starts a new one, past every
+        // position of the store it came from, so a reader of that one is sent to list again.
+        const log = await restored.changes.bounds();
+        assert.ok(log.floor > (await s.store.changes.bounds()).current);
+        assert.ok(log.floor >= restoredAt, 'the new log starts at the time of the restore, in microseconds');
+        assert.equal(log.current, log.floor - 1n, 'the restore itself is no change');
+        assert.equal(
+          await restored.plants.write({ kind: 'create', plant: { id: 5n, name: 'new' } }).then((w) => w.position),
+          log.floor,
+        );
       } finally {
         await restored.close();
         await target.drop();

@@ -140,6 +140,54 @@ for (const kind of stores) {
       assert.ok(Date.now() - empty >= 900, 'waited its second');
     });
 
+    it('list, then follow: paging from the first page position and applying the changes gives the store', async () => {
+      const { auth, write, changes } = requests(t.app);
+      for (let id = 500; id < 540; id++) await write('POST', '/plants', { id, name: `n${id}`, tag: 'a' });
+      // Writes to the first page's plants until it is answered: the changes that
+      // land between its read and its position are the ones a wrong position would lose.
+      let stopAt = Infinity;
+      const writer = (async () => {
+        for (let n = 0; Date.now() < stopAt; n++) {
+          const id = 500 + (n % 5);
+          const pick = n % 3;
+          if (pick === 0) await write('POST', '/plants', { id, name: `n${id}`, tag: 'a' });
+          else if (pick === 1) await write('PATCH', `/plants/${id}`, { name: `r${n}` }, 'application/merge-patch+json');
+          else await write('DELETE', `/plants/${id}`);
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 20));
+      const mirror = new Map<string, string>();
+      let next: string | undefined = '/plants?limit=5&after=499';
+      let from: string | undefined;
+      while (next) {
+        const page = await t.app.inject({ path: next, headers: auth });
+        if (from === undefined) {
+          from = String(page.headers['change-position']);
+          stopAt = Date.now();
+        }
+        for (const p of readJson(page.text) as { id: number; name: string; tag?: string }[]) {
+          if (p.id < 550) mirror.set(String(p.id), JSON.stringify(p));
+        }
+        next = /^<([^>]+)>; rel="next"$/.exec(String(page.headers.link ?? ''))?.[1];
+      }
+      await writer;
+      for (let after = from!, more = true; more;) {
+        const { res, list } = await changes(`?after=${after}&limit=1000`);
+        for (const c of list) {
+          if (c.type === 'deleted') mirror.delete(String(c.id));
+          else mirror.set(String(c.id), JSON.stringify(c.plant));
+          after = String(c.position);
+        }
+        more = res.headers.link !== undefined;
+      }
+      const stored = await t.app.inject({ path: '/plants?limit=1000&after=499', headers: auth });
+      const now = (readJson(stored.text) as { id: number }[]).filter((p) => p.id < 550);
+      assert.deepEqual(
+        [...mirror.entries()].sort(([a], [b]) => Number(a) - Number(b)).map(([, p]) => p),
+        now.map((p) => JSON.stringify(p)),
+      );
+    });
+
     it('410 for a position older than the oldest kept, past the current one, or pruned', async () => {
       const { write, position, changes } = requests(t.app);
       const at = position(await write('POST', '/plants', { id: 400, name: 'x' }));

@@ -90,6 +90,13 @@ describe('the conformance check used by every HTTP test', () => {
 
   it('bites on each kind of deliberately wrong response', () => {
     const wrong: [string, string, RawResponse, RegExp][] = [
+      ['DELETE', '/plants/1', other(204, undefined, ''), /must have required property 'change-position'/],
+      [
+        'GET',
+        '/plants/changes',
+        json(200, [{ position: 1, type: 'deleted', id: 1, time: 'yesterday' }]),
+        /must match format "date-time"/,
+      ],
       ['POST', '/plants', json(201, { name: 'a' }), /answered 201, which the document does not declare/],
       ['POST', '/plants', json(200, { tag: 'no name' }), /body: \(root\) must have required property 'name'/],
       ['POST', '/plants', json(200, { name: 'a'.repeat(257) }), /body: \/name must NOT have more than 256 characters/],

@@ -21,6 +21,12 @@ function createAjv(options: Options): Ajv2020 {
     type: 'number',
     validate: (n) => Number.isInteger(n) && n >= -INT64_LIMIT && n <= INT64_LIMIT,
   });
+  // RFC 3339's date-time, as a change's `time` is written (toISOString: UTC, milliseconds).
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (s) =>
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)),
+  });
   return ajv;
 }
 

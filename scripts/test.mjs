@@ -41,6 +41,11 @@ const files = readdirSync('test', { recursive: true })
 // so far. A figure out of date only makes one process finish before the others.
 const SECONDS = {
   'test/http/lifecycle.test.ts': 23,
+  'test/http/change-streams.test.ts': 13,
+  'test/store/change-order.test.ts': 9,
+  'test/browser/change-feed.test.ts': 8,
+  'test/http/changes.test.ts': 5,
+  'test/client/follow.test.ts': 5,
   'test/http/rate-limit.test.ts': 19,
   'test/events/webhooks.test.ts': 18,
   'test/cli/backup-restore.test.ts': 18,

@@ -28,12 +28,17 @@ const RANGES: Record<string, [bigint, bigint]> = {
  * `decimalInteger` keyword, which checks the digits and the range and hands the handler a
  * number (int32) or an exact bigint (int64).
  */
-export function parametersSchema(parameters: JsonObject[], location: 'path' | 'query'): JsonObject | undefined {
+export function parametersSchema(
+  parameters: JsonObject[],
+  location: 'path' | 'query' | 'header',
+): JsonObject | undefined {
   const mine = parameters.filter((p) => p.in === location);
   if (mine.length === 0) return undefined;
+  // Node hands header names over in lowercase.
+  const name = (p: JsonObject) => (location === 'header' ? (p.name as string).toLowerCase() : (p.name as string));
   const properties: JsonObject = {};
-  for (const p of mine) properties[p.name as string] = parameterSchema(p.schema as JsonObject);
-  const required = mine.filter((p) => p.required).map((p) => p.name as string);
+  for (const p of mine) properties[name(p)] = parameterSchema(p.schema as JsonObject);
+  const required = mine.filter((p) => p.required).map(name);
   return { type: 'object', properties, ...(required.length && { required }) };
 }
 

@@ -203,6 +203,15 @@ for (const kind of stores) {
       assert.equal((await changes(`?after=${at - 1n}`)).res.status, 410);
       assert.equal((await changes(`?after=${at}`)).res.status, 200, 'from the last pruned one, nothing is missing');
       assert.equal((await changes('')).res.status, 200, 'without after: from the oldest kept');
+      // The stream's Last-Event-ID is checked against the document like a query parameter.
+      for (const id of ['abc', '99999999999999999999', '-1', '']) {
+        const res = await t.app.inject({
+          path: '/plants/changes',
+          headers: { ...requests(t.app).auth, accept: 'text/event-stream', 'last-event-id': id },
+        });
+        assert.equal(res.status, 400, id);
+        assert.match(String((res.json as { message: string }).message), /^last-event-id must match/);
+      }
     });
   });
 }

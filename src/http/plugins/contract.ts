@@ -137,6 +137,7 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
       );
       const params = parametersSchema(op.parameters, 'path');
       const querystring = parametersSchema(op.parameters, 'query');
+      const headers = parametersSchema(op.parameters, 'header');
       const route: RouteOptions<RawServer, RawRequest, RawReply, OperationRoute<Id>> = {
         // HEAD is GET's own route, not Fastify's copy of it (exposeHeadRoutes), whose onSend
         // gives an answer without a body (304) Content-Length: 0 where GET's has none.
@@ -146,6 +147,7 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
           ...(op.requestBody && { body: requestSchema(op.requestBody) }),
           ...(params && { params }),
           ...(querystring && { querystring }),
+          ...(headers && { headers }),
           ...(!options.rawResponse && { response: responses }),
         },
         config: { route: op.path },

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second, the unit of /proc's CPU times. */
-const TICKS = (() => {
+export const TICKS = (() => {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK']).toString()) || 100;
   } catch {

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import autocannon from 'autocannon';
 import { cpuPerRequest, cpuSample, type CpuPerRequest } from './cpu.js';
 import type { Running } from './processes.js';
@@ -23,6 +24,8 @@ export interface LoadSpec {
   connections: number;
   /** Count PostgreSQL's CPU too (its loads); otherwise it is left out as another section's. */
   database?: boolean;
+  /** Called with every answer's status and headers (the feed section reads Change-Position). */
+  onResponse?: (status: number, headers: IncomingHttpHeaders) => void;
 }
 
 /** Drives one server with autocannon, sampling its resident memory and event-loop delay meanwhile. */
@@ -41,6 +44,10 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
           method: spec.method,
           headers: spec.headers,
           setupRequest: (req) => ({ ...req, ...spec.next() }),
+          ...(spec.onResponse && {
+            onResponse: (status: number, _body: string, _context: object, headers?: IncomingHttpHeaders) =>
+              spec.onResponse!(status, headers ?? {}),
+          }),
         },
       ],
     });

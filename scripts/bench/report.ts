@@ -23,7 +23,7 @@ export const median = (xs: number[]) => {
 };
 
 /** Bytes in a MiB over bytes in a MB: /proc gives kibibytes, the target (PRODUCT.md) is in MB. */
-const MB_PER_MIB = 2 ** 20 / 1e6;
+export const MB_PER_MIB = 2 ** 20 / 1e6;
 
 /**
  * A summary line for a peak RSS, read in MiB: in MiB as measured and in MB as the target is
@@ -57,4 +57,14 @@ export function cpuCeiling(
     `\n${label} CPU per request: ${server}load generator ${m((c) => c.loadGen)}${database} us;` +
     ` at that, ${cores} cores kept busy would give at most ${fmt(ceiling)}x ${reference}`
   );
+}
+
+/**
+ * A summary line for a figure with a target of PRODUCT.md: the figure, the target, and whether
+ * it is met (`atLeast`: the figure must reach the target; otherwise it must not pass it).
+ */
+export function against(label: string, value: number, unit: string, limit: number, atLeast: boolean): string {
+  // NaN (nothing measured) meets no target.
+  const met = atLeast ? value >= limit : value <= limit;
+  return `\n${label}: ${fmt(value)}${unit}  (target ${atLeast ? '>=' : '<='} ${fmt(limit)}${unit}: ${met ? 'met' : 'NOT MET'})`;
 }

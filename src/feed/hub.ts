@@ -35,6 +35,9 @@ export class ChangeHub {
   private reading: Promise<void> | undefined;
   private timers: NodeJS.Timeout[] = [];
   private failed = false;
+  /** Open streams, which read from memory: while there are none, and no waiter, nothing is read. */
+  followers = 0;
+  private readonly advanced = new Set<() => void>();
 
   constructor(
     private readonly log: ChangeLog,
@@ -70,7 +73,21 @@ export class ChangeHub {
   /** A write of this instance was acknowledged at `position`: every change up to it is committed. */
   saw(position: bigint): void {
     if (position > this.target) this.target = position;
-    if (this.current < this.target) void this.catchUp();
+    if (this.current >= this.target) return;
+    if (this.followers > 0 || this.waiters.size > 0) {
+      void this.catchUp();
+      return;
+    }
+    // Nobody follows: the changes are not read; a reader that comes reads them from the store.
+    if (this.reading) return;
+    this.ring = [];
+    this.current = this.ringFrom = this.target;
+  }
+
+  /** Called once each time `current` moves on (the streams write what is new). */
+  onAdvance(listener: () => void): () => void {
+    this.advanced.add(listener);
+    return () => this.advanced.delete(listener);
   }
 
   /** The log's bounds as the store has them now (a position past what this instance has seen). */
@@ -127,8 +144,9 @@ export class ChangeHub {
     this.reading ??= (async () => {
       try {
         for (let pages = 0; this.current < this.target; pages++) {
-          if (pages === TAIL_PAGES) {
-            // Far behind: readers that need what is skipped read it from the store.
+          if (pages === TAIL_PAGES || (this.followers === 0 && this.waiters.size === 0)) {
+            // Far behind, or nobody left to read for: readers that need what is skipped read
+            // it from the store.
             this.ring = [];
             this.current = this.ringFrom = this.target;
             break;
@@ -158,6 +176,7 @@ export class ChangeHub {
 
   private wake(): void {
     for (const w of this.waiters) if (this.current > w.after) w.wake();
+    for (const listener of this.advanced) listener();
   }
 
   private async prune(): Promise<void> {

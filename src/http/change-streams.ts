@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { ChangeFilter } from '../domain/change.js';
+import { matches, type Change, type ChangeFilter } from '../domain/change.js';
 import { ForbiddenError, UnauthenticatedError, UnavailableError } from '../domain/errors.js';
 import { readAfter, type Feed } from '../use-cases/read-changes.js';
 
@@ -15,7 +15,12 @@ export const MAX_UNREAD_BYTES = 1024 * 1024;
  * it holds a stream of CHANGES_MAX_STREAMS and falls further behind.
  */
 export const STALL_MS = 5_000;
-/** Changes written per read of the log. */
+/**
+ * New changes are written to the streams this long after the first of them: under a write load
+ * each stream gets one write of every change of the moment, not one per change.
+ */
+const FLUSH_MS = 15;
+/** Changes written per read of the store, for a stream behind what the hub holds in memory. */
 const BATCH = 500;
 
 interface Stream {
@@ -23,10 +28,11 @@ interface Stream {
   /** The bearer credential it was opened with, checked again every RECHECK_MS. */
   credential: string;
   filter: ChangeFilter;
+  /** Every change up to here has been written to it (or passed over by its filter). */
   after: bigint;
-  /** Stops its waits when it closes. */
-  stop: AbortController;
-  waitingForDrain: boolean;
+  /** Reading the store (behind the hub's memory) or waiting for its reader: the flush leaves it. */
+  busy: boolean;
+  closed: boolean;
 }
 
 export interface StreamOptions {
@@ -36,16 +42,22 @@ export interface StreamOptions {
   onError: (err: unknown) => void;
 }
 
+const eventsOf = (changes: Change[]) =>
+  changes.map((c) => `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`).join('');
+
 /**
- * The open Server-Sent Events streams of `GET /plants/changes` on this instance: each is fed
- * from the log past its position, reading from this instance's memory of the latest changes
- * (feed/hub.ts), so a new change costs one read of the store for all of them. A reader that
- * falls behind is closed, never buffered without bound; a credential that stops being valid
- * closes its streams; closing the server ends them all.
+ * The open Server-Sent Events streams of `GET /plants/changes` on this instance. The hub
+ * (feed/hub.ts) reads each new change from the store once; a flush then writes what is new to
+ * every stream that keeps up, the text of the events built once for all the streams at one
+ * position without a filter. A stream behind what the hub holds reads the store by pages until
+ * it is back. A reader that falls behind is closed, never buffered without bound; a credential
+ * that stops being valid closes its streams; closing the server ends them all.
  */
 export class ChangeStreams {
   private readonly streams = new Set<Stream>();
   private readonly timers: NodeJS.Timeout[];
+  private readonly stopFollowing: () => void;
+  private flushTimer: NodeJS.Timeout | undefined;
   private checking = false;
 
   constructor(
@@ -57,6 +69,7 @@ export class ChangeStreams {
       setInterval(() => void this.recheck(), RECHECK_MS),
     ];
     for (const t of this.timers) t.unref();
+    this.stopFollowing = feed.hub.onAdvance(() => this.scheduleFlush());
   }
 
   get size(): number {
@@ -75,47 +88,89 @@ export class ChangeStreams {
 
   /** Feeds `res`, whose headers are sent, from `after` on until it closes. */
   open(res: ServerResponse, credential: string, after: bigint, filter: ChangeFilter): void {
-    const stream: Stream = { res, credential, filter, after, stop: new AbortController(), waitingForDrain: false };
+    const stream: Stream = { res, credential, filter, after, busy: false, closed: false };
     this.streams.add(stream);
-    res.once('close', () => {
-      stream.stop.abort();
-      this.streams.delete(stream);
-    });
-    void this.pump(stream).catch((err: unknown) => {
-      this.options.onError(err);
-      this.close(stream);
-    });
+    this.feed.hub.followers++;
+    res.once('close', () => this.forget(stream));
+    this.scheduleFlush();
   }
 
   /** Ends every stream (the server is closing): their readers reconnect elsewhere or later. */
   closeAll(): void {
     for (const s of this.streams) this.close(s);
     for (const t of this.timers) clearInterval(t);
+    clearTimeout(this.flushTimer);
+    this.stopFollowing();
+  }
+
+  private forget(stream: Stream): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    this.streams.delete(stream);
+    this.feed.hub.followers--;
   }
 
   private close(stream: Stream, now = false): void {
-    stream.stop.abort();
-    this.streams.delete(stream);
+    this.forget(stream);
     if (now) stream.res.destroy();
     else stream.res.end();
   }
 
-  private async pump(stream: Stream): Promise<void> {
+  private scheduleFlush(): void {
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush();
+    }, FLUSH_MS);
+  }
+
+  /** Writes what is new to every stream that keeps up; sends the others to read the store. */
+  private flush(): void {
     const { hub } = this.feed;
-    const { signal } = stream.stop;
-    while (!signal.aborted) {
-      // Streams follow what the hub has read into memory: one read of the store for all of them.
-      if (stream.after >= hub.current) {
-        await hub.waitPast(stream.after, HEARTBEAT_MS, signal);
+    const upTo = hub.current;
+    const shared = new Map<bigint, string>();
+    for (const s of this.streams) {
+      if (s.busy || s.after >= upTo) continue;
+      const recent = hub.recent(s.after);
+      if (!recent) {
+        void this.catchUp(s);
         continue;
       }
-      const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter, hub.current);
-      stream.after = scannedTo;
-      if (changes.length === 0 || signal.aborted) continue;
-      let text = '';
-      for (const c of changes) text += `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`;
-      if (!this.write(stream, text)) await this.drained(stream);
+      let text: string;
+      if (s.filter.tags === undefined && s.filter.id === undefined) {
+        text = shared.get(s.after) ?? eventsOf(recent);
+        shared.set(s.after, text);
+      } else text = eventsOf(recent.filter((c) => matches(c, s.filter)));
+      s.after = upTo;
+      if (text) this.send(s, text);
     }
+  }
+
+  /** Reads the store by pages for a stream behind the hub's memory, until it is back within it. */
+  private async catchUp(stream: Stream): Promise<void> {
+    stream.busy = true;
+    try {
+      const { hub } = this.feed;
+      while (!stream.closed && !hub.recent(stream.after)) {
+        const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter, hub.current);
+        stream.after = scannedTo;
+        if (changes.length > 0 && !this.write(stream, eventsOf(changes))) await this.drained(stream);
+      }
+    } catch (err) {
+      this.options.onError(err);
+      this.close(stream);
+    } finally {
+      stream.busy = false;
+      this.scheduleFlush();
+    }
+  }
+
+  private send(stream: Stream, text: string): void {
+    if (this.write(stream, text)) return;
+    stream.busy = true;
+    void this.drained(stream).then(() => {
+      stream.busy = false;
+      this.scheduleFlush();
+    });
   }
 
   /** Writes unless the reader has left too much unread: then it is closed. False: wait for the drain. */
@@ -128,13 +183,11 @@ export class ChangeStreams {
   }
 
   private drained(stream: Stream): Promise<void> {
-    stream.waitingForDrain = true;
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         stream.res.off('drain', done);
         stream.res.off('close', done);
-        stream.waitingForDrain = false;
         resolve();
       };
       const timer = setTimeout(() => {
@@ -147,7 +200,7 @@ export class ChangeStreams {
   }
 
   private heartbeat(): void {
-    for (const s of this.streams) if (!s.waitingForDrain) this.write(s, ': keep-alive\n\n');
+    for (const s of this.streams) if (!s.busy) this.write(s, ': keep-alive\n\n');
   }
 
   /**
@@ -158,24 +211,24 @@ export class ChangeStreams {
     if (this.checking) return;
     this.checking = true;
     try {
-      await this.checkEach();
+      const byCredential = new Map<string, Stream[]>();
+      for (const s of this.streams) {
+        const list = byCredential.get(s.credential);
+        if (list) list.push(s);
+        else byCredential.set(s.credential, [s]);
+      }
+      await Promise.all(
+        [...byCredential].map(async ([credential, streams]) => {
+          try {
+            await this.options.verify(credential);
+          } catch (err) {
+            if (err instanceof UnauthenticatedError || err instanceof ForbiddenError)
+              for (const s of streams) this.close(s);
+          }
+        }),
+      );
     } finally {
       this.checking = false;
     }
-  }
-
-  private async checkEach(): Promise<void> {
-    const byCredential = new Map<string, Stream[]>();
-    for (const s of this.streams) byCredential.set(s.credential, [...(byCredential.get(s.credential) ?? []), s]);
-    await Promise.all(
-      [...byCredential].map(async ([credential, streams]) => {
-        try {
-          await this.options.verify(credential);
-        } catch (err) {
-          if (err instanceof UnauthenticatedError || err instanceof ForbiddenError)
-            for (const s of streams) this.close(s);
-        }
-      }),
-    );
   }
 }

@@ -24,6 +24,8 @@ export interface LoadSpec {
   connections: number;
   /** Count PostgreSQL's CPU too (its loads); otherwise it is left out as another section's. */
   database?: boolean;
+  /** Requests per second across all connections, when the load is paced rather than as fast as it goes. */
+  rate?: number;
   /** Called with every answer's status and headers (the feed section reads Change-Position). */
   onResponse?: (status: number, headers: IncomingHttpHeaders) => void;
 }
@@ -39,6 +41,7 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
       url: target.url,
       connections: spec.connections,
       duration: spec.seconds,
+      ...(spec.rate !== undefined && { overallRate: spec.rate }),
       requests: [
         {
           method: spec.method,

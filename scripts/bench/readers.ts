@@ -19,8 +19,9 @@ export class Readers {
   /** Answers recorded since `follow`. */
   told = 0;
 
-  open(url: string, token: string, streams: number): Promise<number> {
-    return this.ask({ open: { url, token, streams } }, 'opened');
+  /** Opens `streams` streams of GET /plants/changes`query`. */
+  open(url: string, token: string, streams: number, query = ''): Promise<number> {
+    return this.ask({ open: { url, token, streams, query } }, 'opened');
   }
 
   close(): Promise<void> {

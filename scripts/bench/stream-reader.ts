@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Histogram, SseIds } from './sse.js';
 
 export type ReaderCommand =
-  | { open: { url: string; token: string; streams: number } }
+  | { open: { url: string; token: string; streams: number; query: string } }
   | { answered: [position: number, at: number][] }
   | { report: { expect: number } }
   | { close: true };
@@ -45,9 +45,9 @@ function arrived(position: number, at: number): void {
   else (early.get(position) ?? early.set(position, []).get(position)!).push(at);
 }
 
-function openOne(url: string, token: string): Promise<IncomingMessage> {
+function openOne(url: string, token: string, query: string): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/plants/changes`, {
+    const req = request(`${url}/plants/changes${query}`, {
       agent: false,
       headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
     });
@@ -74,10 +74,10 @@ function openOne(url: string, token: string): Promise<IncomingMessage> {
 process.on('message', (m: ReaderCommand) => {
   void (async () => {
     if ('open' in m) {
-      const { url, token, streams: n } = m.open;
+      const { url, token, streams: n, query } = m.open;
       // In batches: a thousand connections at once would overflow the server's listen backlog.
       for (let i = 0; i < n; i += 100) {
-        const batch = Array.from({ length: Math.min(100, n - i) }, () => openOne(url, token));
+        const batch = Array.from({ length: Math.min(100, n - i) }, () => openOne(url, token, query));
         streams.push(...(await Promise.all(batch)));
       }
       send({ opened: streams.length });

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { plantJson, type PlantRecord } from './plant.js';
 
 export const EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
@@ -9,8 +8,6 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * it, and the outbox delivers it to the endpoints that subscribe to its type.
  */
 export interface NewEvent {
-  /** The Standard Webhooks `webhook-id`: stable across every attempt and every endpoint. */
-  id: string;
   type: EventType;
   plantId: bigint;
   /** The JSON body, written once with exact ids: `{id, name, tag?}`. */
@@ -22,20 +19,10 @@ export interface NewEvent {
 }
 
 /** The change of `plant` (as it is after the change, or as it was for a deletion); `before`, an update's. */
-/**
- * Event ids: this process's 96 random bits, then a count, so that no two processes share one
- * (and an id says nothing of the plant). Drawing 128 random bits for each change cost a system
- * call per change, and ids that ascend within a process go in at one end of the log's index of
- * ids instead of at a random place in it.
- */
-const ID_PREFIX = `msg_${randomBytes(12).toString('base64url')}`;
-let idCount = 0;
-
 export function newEvent(type: EventType, plant: PlantRecord, now = Date.now(), before?: PlantRecord): NewEvent {
-  const id = `${ID_PREFIX}${(idCount++).toString(36).padStart(8, '0')}`;
   const tag = plant.tag ?? null;
   const oldTag = before && before.tag !== plant.tag ? (before.tag ?? null) : null;
-  return { id, type, plantId: plant.id, body: plantJson(plant), tag, oldTag, createdAt: now };
+  return { type, plantId: plant.id, body: plantJson(plant), tag, oldTag, createdAt: now };
 }
 
 export interface WebhookEndpoint {

@@ -43,3 +43,11 @@ export const claimable = (now: string) => `d.state = 'pending' AND d.next_attemp
   AND (d.locked_until IS NULL OR d.locked_until <= ${now})
   AND NOT EXISTS (SELECT 1 FROM deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.plant_id = d.plant_id
                   AND p.state = 'pending' AND p.event_seq < d.event_seq)`;
+
+/**
+ * The Standard Webhooks `webhook-id` of the change in row `ev` of the log, in SQL both stores
+ * run: `msg_` and its position, stable across every attempt and every endpoint, and across stores,
+ * since a new log's positions start past an older one's. Events from before the change log keep
+ * the random ids they were given.
+ */
+export const eventIdOf = (ev: string) => `coalesce(${ev}.id, 'msg_' || ${ev}.seq)`;

@@ -14,10 +14,11 @@ describe('webhook building blocks', () => {
     const ev = newEvent('plant.created', { id: 9223372036854775807n, name: 'a', tag: '' });
     assert.equal(ev.body, '{"id":9223372036854775807,"name":"a","tag":""}');
     const ts = Math.floor(Date.now() / 1000);
+    const id = 'msg_1795000000000001';
     const headers = {
-      'webhook-id': ev.id,
+      'webhook-id': id,
       'webhook-timestamp': String(ts),
-      'webhook-signature': sign(secret, ev.id, ts, ev.body),
+      'webhook-signature': sign(secret, id, ts, ev.body),
     };
     assert.ok(new Webhook(secret).verify(ev.body, headers));
     assert.throws(() => new Webhook(newSecret()).verify(ev.body, headers));

@@ -9,7 +9,16 @@ import { POSTGRES_URL, postgresSql, suiteOptions } from '../support/stores.js';
 /** SQL's reserved words: plain lower-case identifiers that PostgreSQL takes as names only quoted. */
 const KEYWORDS = ['user', 'select', 'table', 'order', 'group', 'where', 'from', 'limit', 'union', 'check'];
 /** What the migrations create, to clear away should a store ever be made where it must not be. */
-const TABLES = ['deliveries', 'events', 'plant_words', 'plants', 'schema_migrations', 'tokens', 'webhook_endpoints'];
+const TABLES = [
+  'change_log',
+  'deliveries',
+  'events',
+  'plant_words',
+  'plants',
+  'schema_migrations',
+  'tokens',
+  'webhook_endpoints',
+];
 
 const urlWith = (params: Record<string, string>) => {
   const url = new URL(POSTGRES_URL);

@@ -11,14 +11,15 @@ import type { Run } from './rows.js';
 export const CURRENT_POSITION = `SELECT greatest((SELECT floor - 1 FROM change_log), (SELECT max(seq) FROM events))`;
 
 /**
- * Positions come from a sequence, and a sequence hands out numbers before the commit: two
- * transactions that take 10 and 11 may commit 11 first, and a reader that saw 11 would never go
- * back for 10. So the last step of every transaction that writes changes takes this lock first,
- * keyed by the store's schema, and holds it to the end of the commit: positions are taken in the
- * order transactions commit, on one instance or many, and a change becomes visible before the
- * next transaction can take a position (PostgreSQL ends a transaction's visibility before it
- * releases its locks). A snapshot therefore sees a prefix of the log, and `seq > after` never
- * passes a change that could still appear.
+ * A sequence would hand positions out before the commit: two transactions that took 10 and 11
+ * may commit 11 first, and a reader that saw 11 would never go back for 10. So the last step of
+ * every transaction that writes changes takes this lock first, keyed by the store's schema, and
+ * holds it to the end of the commit; under it, the transaction's changes take the positions past
+ * the log's current one (read after the lock, so it sees every earlier holder's commit).
+ * Positions are taken in the order transactions commit, on one instance or many, and a change is
+ * visible before the next transaction can take a position (PostgreSQL ends a transaction's
+ * visibility before it releases its locks): a snapshot sees a prefix of the log, and
+ * `seq > after` never passes a change that could still appear.
  *
  * The lock is taken in the round trip that commits (pool.ts, commitWith): it is held for the
  * server's part of the commit only, never across a round trip to this process, and the batches
@@ -39,21 +40,19 @@ export async function logChanges(
     { text: LOCK },
     {
       name: 'changes-log',
-      text: `WITH ev AS (
-               INSERT INTO events (id, type, plant_id, body, tag, old_tag, created_at)
-               SELECT u.id, u.type, u.plant_id, u.body, u.tag, u.old_tag, u.created_at
-               FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[])
-                    WITH ORDINALITY AS u (id, type, plant_id, body, tag, old_tag, created_at, n)
-               ORDER BY u.n
-               RETURNING id, seq, type, plant_id, created_at
+      text: `WITH cur AS (${CURRENT_POSITION} AS p), ev AS (
+               INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at)
+               SELECT cur.p + u.n, u.type, u.plant_id, u.body, u.tag, u.old_tag, u.created_at
+               FROM cur, unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+                    WITH ORDINALITY AS u (type, plant_id, body, tag, old_tag, created_at, n)
+               RETURNING seq, type, plant_id, created_at
              ), d AS (
                INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
                SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM ev JOIN webhook_endpoints e
                ON e.enabled AND ev.type = ANY (e.events)
              )
-             SELECT id, seq::text AS seq FROM ev`,
+             SELECT (SELECT p FROM cur)::text AS before`,
       values: [
-        events.map((e) => e.id),
         events.map((e) => e.type),
         events.map((e) => String(e.plantId)),
         events.map((e) => e.body),
@@ -63,8 +62,8 @@ export async function logChanges(
       ],
     },
   ]);
-  const at = new Map(rows.map((r) => [r.id as string, BigInt(r.seq as string)]));
-  return events.map((e) => at.get(e.id)!);
+  const before = BigInt(rows[0]!.before as string);
+  return events.map((_, i) => before + BigInt(i + 1));
 }
 
 interface ChangeRow {

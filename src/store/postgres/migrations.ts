@@ -40,15 +40,11 @@ export type MigrationQuery = (query: QueryConfig) => Promise<{ rows: unknown[] }
 export type PostgresMigration = string | ((query: MigrationQuery) => Promise<void>);
 
 /**
- * Starts a new change log (the migration that made it; a restore): its floor the time now in
- * microseconds, or past its last position if that is higher, and the next position the sequence
- * gives.
+ * Starts a new change log (a restore): its floor the time now in microseconds, or past its last
+ * position if that is higher.
  */
 export const POSTGRES_NEW_CHANGE_LOG = `UPDATE change_log SET floor = greatest(
-     (extract(epoch FROM clock_timestamp()) * 1000000)::bigint,
-     (SELECT max(seq) + 1 FROM events),
-     (SELECT last_value + 1 FROM events_seq_seq));
-   SELECT setval(pg_get_serial_sequence('events', 'seq'), floor - 1) FROM change_log;`;
+     (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, (SELECT max(seq) + 1 FROM events), floor);`;
 
 /**
  * Versioned schema changes, applied in order; `schema_migrations` records which ran. Never edit
@@ -206,16 +202,21 @@ ${wordsFollow(
     await query({ text: 'ALTER TABLE plant_words ADD PRIMARY KEY (word, id); ANALYZE plant_words;' });
   },
   // The change log (src/store/changes.ts): every change to a plant gets a row of events from now
-  // on, subscribed to or not, and its seq is its position. tag and old_tag are what the feed's tag
-  // filter reads; events_plant, one plant's history. change_log's floor is the first position the
-  // log keeps: a new log starts at the time it was made in microseconds, past any position a log
+  // on, subscribed to or not, and its seq is its position, given by the write path under the
+  // log's lock (changes.ts), not by the sequence. A new change has no id of its own (its
+  // webhook-id is msg_ and its position; events from before keep theirs), so the unique index of
+  // ids, a random place to write per row, goes. tag and old_tag are what the feed's tag filter
+  // reads; events_plant, one plant's history. change_log's floor is the first position the log
+  // keeps: a new log starts at the time it was made in microseconds, past any position a log
   // before it (a store this one is restored from) can have reached. Rows below it are older
   // events kept for their webhook deliveries.
-  `ALTER TABLE events ADD COLUMN tag text, ADD COLUMN old_tag text;
+  `ALTER TABLE events ADD COLUMN tag text, ADD COLUMN old_tag text, ALTER COLUMN id DROP NOT NULL,
+     ALTER COLUMN seq DROP DEFAULT, DROP CONSTRAINT events_id_key;
+   DROP SEQUENCE events_seq_seq;
    CREATE INDEX events_plant ON events (plant_id, seq);
    CREATE TABLE change_log (floor bigint NOT NULL);
-   INSERT INTO change_log (floor) SELECT 1;
-   ${POSTGRES_NEW_CHANGE_LOG}`,
+   INSERT INTO change_log (floor) SELECT greatest((extract(epoch FROM clock_timestamp()) * 1000000)::bigint,
+     coalesce(max(seq), 0) + 1) FROM events;`,
 ];
 
 /**

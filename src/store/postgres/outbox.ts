@@ -1,5 +1,5 @@
 import type { AttemptResult, DueDelivery, EndpointsDue, EventType } from '../../domain/webhook.js';
-import { claimable, type Outbox } from '../webhooks.js';
+import { claimable, eventIdOf, type Outbox } from '../webhooks.js';
 import type { Run } from './rows.js';
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
@@ -53,7 +53,7 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
                  WHERE d.event_seq = due.event_seq AND d.endpoint_id = due.endpoint_id
                    AND (d.locked_until IS NULL OR d.locked_until <= $1)
                  RETURNING d.event_seq, d.endpoint_id, d.attempts)
-               SELECT c.event_seq, c.endpoint_id, c.attempts, ev.id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
+               SELECT c.event_seq, c.endpoint_id, c.attempts, ${eventIdOf('ev')} AS id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
                FROM c JOIN events ev ON ev.seq = c.event_seq JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
         values: [String(now), String(leaseUntil), [...limits.keys()], [...limits.values()]],
       });

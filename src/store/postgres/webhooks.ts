@@ -1,6 +1,6 @@
 import type { EndpointStatus, EventType, WebhookEndpoint } from '../../domain/webhook.js';
 import type { RecordsInBackup } from '../backup.js';
-import type { WebhookStore } from '../webhooks.js';
+import { eventIdOf, type WebhookStore } from '../webhooks.js';
 import { postgresOutbox } from './outbox.js';
 import type { Run } from './rows.js';
 
@@ -45,7 +45,7 @@ export function postgresWebhooks(
           last_error: string | null;
           last_attempt_at: string | null;
         }>({
-          text: `SELECT ev.id AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
+          text: `SELECT ${eventIdOf('ev')} AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
                  FROM deliveries d JOIN events ev ON ev.seq = d.event_seq
                  WHERE d.endpoint_id = $1 AND d.attempts > 0 ORDER BY d.last_attempt_at DESC LIMIT $2`,
           values: [e.id, recent],

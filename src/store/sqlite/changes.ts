@@ -10,36 +10,58 @@ import { sqliteRead, type SqliteAccess } from './writer.js';
  */
 export const CURRENT_POSITION = `SELECT max((SELECT floor - 1 FROM change_log), coalesce((SELECT max(seq) FROM events), 0))`;
 
-/** An endpoint that wants a change of type @type. */
-const subscribed = `enabled = 1 AND instr(' ' || events || ' ', ' ' || @type || ' ') > 0`;
+/** Most changes one INSERT writes: its statement is prepared once for each count up to this. */
+const ROWS = 32;
 
 /**
  * Writes changes to the change log (the events table, whose seq is the position), on the write
  * connection inside the writer's transaction, with one outbox delivery per endpoint that
  * subscribes to each: a change is committed with what it announces, or not at all. One writer
- * commits one transaction at a time, so positions ascend in commit order by themselves.
+ * commits one transaction at a time, so positions ascend in commit order by themselves: each
+ * change takes the one past the log's current position (never one a prune took away, since the
+ * floor rises past those). Up to ROWS changes go in one statement.
  */
 export function sqliteLog(db: Database.Database): (events: NewEvent[]) => bigint[] {
+  const inserts = new Map<number, Database.Statement>();
+  const insert = (n: number) => {
+    let statement = inserts.get(n);
+    if (!statement) {
+      const rows = Array<string>(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ');
+      statement = db.prepare(`INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at) VALUES ${rows}`);
+      inserts.set(n, statement);
+    }
+    return statement;
+  };
   const s = {
-    insertEvent: db.prepare(
-      `INSERT INTO events (id, type, plant_id, body, tag, old_tag, created_at)
-       VALUES (@id, @type, @plantId, @body, @tag, @oldTag, @createdAt)`,
-    ),
+    current: db.prepare<[], bigint>(CURRENT_POSITION).pluck(),
     anySubscriber: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1)').pluck(),
-    insertDeliveries: db.prepare(
+    // Each change of the range to every enabled endpoint that subscribes to its type.
+    insertDeliveries: db.prepare<[bigint, bigint]>(
       `INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
-       SELECT @seq, id, @plantId, @createdAt FROM webhook_endpoints WHERE ${subscribed}`,
+       SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM events ev JOIN webhook_endpoints e
+       ON e.enabled = 1 AND instr(' ' || e.events || ' ', ' ' || ev.type || ' ') > 0
+       WHERE ev.seq BETWEEN ? AND ?`,
     ),
   };
-  return (events) => {
-    const deliver = Number(s.anySubscriber.get()) === 1;
-    return events.map((ev) => {
-      const { type, plantId, createdAt } = ev;
-      const { id, body, tag, oldTag } = ev;
-      const seq = BigInt(s.insertEvent.run({ id, type, plantId, body, tag, oldTag, createdAt }).lastInsertRowid);
-      if (deliver) s.insertDeliveries.run({ seq, type, plantId, createdAt });
-      return seq;
-    });
+  return (events: NewEvent[]): bigint[] => {
+    if (events.length === 0) return [];
+    const first = s.current.get()! + 1n;
+    const positions = events.map((_, i) => first + BigInt(i));
+    for (let i = 0; i < events.length; i += ROWS) {
+      const chunk = events.slice(i, i + ROWS);
+      const values = chunk.flatMap((e, k) => [
+        positions[i + k],
+        e.type,
+        e.plantId,
+        e.body,
+        e.tag,
+        e.oldTag,
+        e.createdAt,
+      ]);
+      insert(chunk.length).run(values);
+    }
+    if (Number(s.anySubscriber.get()) === 1) s.insertDeliveries.run(first, positions.at(-1)!);
+    return positions;
   };
 }
 
@@ -80,7 +102,8 @@ export function sqliteChanges({ read, write, writer }: SqliteAccess): ChangeLog 
   const s = {
     floor: read.prepare<[], bigint>('SELECT floor FROM change_log').pluck(),
     current: read.prepare<[], bigint>(CURRENT_POSITION).pluck(),
-    committed: write.prepare<[], bigint>(CURRENT_POSITION).pluck(),
+    // As a commit returns: every change this writer committed is at or below it.
+    committed: write.prepare<[], bigint>('SELECT coalesce(max(seq), 0) FROM events').pluck(),
     all: read.prepare<{ after: bigint; upTo: bigint; limit: number }, ChangeRow>(
       `SELECT ${COLUMNS} FROM events WHERE seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
     ),

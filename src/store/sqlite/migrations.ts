@@ -60,17 +60,12 @@ const ftsTriggers = `CREATE TRIGGER plants_fts_insert AFTER INSERT ON plants BEG
 /** The time now, in microseconds since 1970: where a new change log starts. */
 const SQLITE_NOW_MICROSECONDS = `CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)`;
 
-/** Makes the next position AUTOINCREMENT gives the log's floor. */
-export const sqliteChangeLogStart = `DELETE FROM sqlite_sequence WHERE name = 'events';
-   INSERT INTO sqlite_sequence (name, seq) SELECT 'events', floor - 1 FROM change_log;`;
-
 /**
  * Starts a new change log (a restore): its floor the time now in microseconds, or past its last
  * position if that is higher.
  */
 export const sqliteNewChangeLog = `UPDATE change_log SET floor = max(${SQLITE_NOW_MICROSECONDS},
-     coalesce((SELECT max(seq) FROM events), 0) + 1, (SELECT seq FROM sqlite_sequence WHERE name = 'events') + 1);
-   ${sqliteChangeLogStart}`;
+     coalesce((SELECT max(seq) FROM events), 0) + 1, floor);`;
 
 /**
  * Versioned schema changes, applied in order; `PRAGMA user_version` records how many ran.
@@ -177,18 +172,34 @@ export const sqliteMigrations: string[] = [
    ${sqliteFilterUpkeep.ftsFill}
    ${sqliteFilterUpkeep.ftsOptimize}`,
   // The change log (src/store/changes.ts): every change to a plant gets a row of events from now
-  // on, subscribed to or not, and its seq is its position. tag and old_tag are what the feed's tag
-  // filter reads; events_plant, one plant's history. change_log's floor is the first position the
-  // log keeps: a new log starts at the time it was made in microseconds, past any position a log
-  // before it (a store this one is restored from) can have reached. Rows below it are older
-  // events kept for their webhook deliveries.
-  `ALTER TABLE events ADD COLUMN tag TEXT;
-   ALTER TABLE events ADD COLUMN old_tag TEXT;
+  // on, subscribed to or not, and its seq is its position. The table is made again without what
+  // a row per write cannot afford: the unique index of random ids (a new change's webhook-id is
+  // msg_ and its position; events from before keep theirs) and AUTOINCREMENT's counter, a page
+  // each per commit (the write path gives positions itself: changes.ts). tag and old_tag are what
+  // the feed's tag filter reads; events_plant, one plant's history. change_log's floor is the
+  // first position the log keeps: a new log starts at the time it was made in microseconds, past
+  // any position a log before it (a store this one is restored from) can have reached. Rows below
+  // it are older events kept for their webhook deliveries. (Foreign keys are off while the table
+  // is made again: migrate() below.)
+  `CREATE TABLE events_new (
+     seq        INTEGER PRIMARY KEY,
+     id         TEXT,
+     type       TEXT NOT NULL,
+     plant_id   INTEGER NOT NULL,
+     body       TEXT NOT NULL,
+     tag        TEXT,
+     old_tag    TEXT,
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   INSERT INTO events_new (seq, id, type, plant_id, body, created_at)
+   SELECT seq, id, type, plant_id, body, created_at FROM events;
+   DROP TABLE events;
+   ALTER TABLE events_new RENAME TO events;
+   DELETE FROM sqlite_sequence WHERE name = 'events';
    CREATE INDEX events_plant ON events (plant_id, seq);
    CREATE TABLE change_log (floor INTEGER NOT NULL) STRICT;
    INSERT INTO change_log (floor)
-   SELECT max(${SQLITE_NOW_MICROSECONDS}, coalesce((SELECT max(seq) FROM events), 0) + 1);
-   ${sqliteChangeLogStart}`,
+   SELECT max(${SQLITE_NOW_MICROSECONDS}, coalesce((SELECT max(seq) FROM events), 0) + 1);`,
 ];
 
 /**
@@ -204,16 +215,23 @@ export function migrate(db: Database.Database): number {
   // finds the schema current. The migration's commit is synced at once (FULL), not by the writer.
   db.pragma('busy_timeout = 5000');
   db.pragma('synchronous = FULL');
+  // A migration that makes a table again (SQLite's way to change one) drops the old one, and with
+  // foreign keys on that would delete the rows that refer to it: they are off meanwhile (a
+  // transaction cannot change them), and checked before the commit.
+  db.pragma('foreign_keys = OFF');
   try {
     return db
       .transaction(() => {
         const from = version();
         for (const sql of sqliteMigrations.slice(from)) db.exec(sql);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0) throw new Error(`the migration broke ${broken.length} foreign key(s)`);
         db.pragma(`user_version = ${sqliteMigrations.length}`);
         return Math.max(0, sqliteMigrations.length - from);
       })
       .immediate();
   } finally {
+    db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
   }
 }

@@ -1,5 +1,5 @@
 import type { EventType } from '../../domain/webhook.js';
-import { claimable, type Outbox } from '../webhooks.js';
+import { claimable, eventIdOf, type Outbox } from '../webhooks.js';
 import { sqliteRead, type SqliteAccess } from './writer.js';
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
@@ -30,7 +30,7 @@ export function sqliteOutbox({ read, write, writer }: SqliteAccess): Outbox {
       [bigint, string],
       { id: string; type: string; plant_id: bigint; body: string; created_at: bigint; url: string; secret: string }
     >(
-      `SELECT ev.id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
+      `SELECT ${eventIdOf('ev')} AS id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
        FROM events ev, webhook_endpoints e WHERE ev.seq = ? AND e.id = ?`,
     ),
     record: write.prepare(

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { EventType, WebhookEndpoint } from '../../domain/webhook.js';
 import type { RecordsInBackup } from '../backup.js';
-import type { WebhookStore } from '../webhooks.js';
+import { eventIdOf, type WebhookStore } from '../webhooks.js';
 import { sqliteOutbox } from './outbox.js';
 import { sqliteRead, type SqliteAccess } from './writer.js';
 
@@ -42,7 +42,7 @@ export function sqliteWebhooks(access: SqliteAccess): WebhookStore {
        FROM webhook_endpoints e ORDER BY e.created_at, e.id`,
     ),
     recent: read.prepare<[string, number], RecentRow>(
-      `SELECT ev.id AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
+      `SELECT ${eventIdOf('ev')} AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
        FROM deliveries d JOIN events ev ON ev.seq = d.event_seq
        WHERE d.endpoint_id = ? AND d.attempts > 0 ORDER BY d.last_attempt_at DESC LIMIT ?`,
     ),

@@ -21,7 +21,9 @@ const ROWS = 32;
  * change takes the one past the log's current position (never one a prune took away, since the
  * floor rises past those). Up to ROWS changes go in one statement.
  */
-export function sqliteLog(db: Database.Database): (events: NewEvent[]) => bigint[] {
+export function sqliteLog(
+  db: Database.Database,
+): (events: NewEvent[], after: { position: bigint; subscribers: boolean }) => bigint[] {
   const inserts = new Map<number, Database.Statement>();
   const insert = (n: number) => {
     let statement = inserts.get(n);
@@ -33,8 +35,6 @@ export function sqliteLog(db: Database.Database): (events: NewEvent[]) => bigint
     return statement;
   };
   const s = {
-    current: db.prepare<[], bigint>(CURRENT_POSITION).pluck(),
-    anySubscriber: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1)').pluck(),
     // Each change of the range to every enabled endpoint that subscribes to its type.
     insertDeliveries: db.prepare<[bigint, bigint]>(
       `INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
@@ -43,9 +43,10 @@ export function sqliteLog(db: Database.Database): (events: NewEvent[]) => bigint
        WHERE ev.seq BETWEEN ? AND ?`,
     ),
   };
-  return (events: NewEvent[]): bigint[] => {
+  // `after`: the log's position and whether an endpoint is enabled, as the transaction read them.
+  return (events, after) => {
     if (events.length === 0) return [];
-    const first = s.current.get()! + 1n;
+    const first = after.position + 1n;
     const positions = events.map((_, i) => first + BigInt(i));
     for (let i = 0; i < events.length; i += ROWS) {
       const chunk = events.slice(i, i + ROWS);
@@ -60,7 +61,7 @@ export function sqliteLog(db: Database.Database): (events: NewEvent[]) => bigint
       ]);
       insert(chunk.length).run(values);
     }
-    if (Number(s.anySubscriber.get()) === 1) s.insertDeliveries.run(first, positions.at(-1)!);
+    if (after.subscribers) s.insertDeliveries.run(first, positions.at(-1)!);
     return positions;
   };
 }

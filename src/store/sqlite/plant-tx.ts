@@ -25,12 +25,15 @@ import { indexedWords } from './search-index.js';
  */
 export function sqlitePlantTx(
   db: Database.Database,
-  log: (events: NewEvent[]) => bigint[],
+  log: (events: NewEvent[], after: { position: bigint; subscribers: boolean }) => bigint[],
   { searchIndex = true } = {},
 ): PlantTx {
   const s = {
     get: db.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?'),
-    position: db.prepare<[], bigint>(CURRENT_POSITION).pluck().safeIntegers(),
+    // The log's position, and whether any endpoint is enabled (then changes have deliveries).
+    position: db.prepare<[], { position: bigint; subscribers: bigint }>(
+      `SELECT (${CURRENT_POSITION}) AS position, EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1) AS subscribers`,
+    ),
     insert: db.prepare<[bigint, string, string | null]>(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
     ),
@@ -52,6 +55,8 @@ export function sqlitePlantTx(
   const unindexed = (id: bigint, words: string): void => {
     if (searchIndex) s.ftsDelete.run(id, words);
   };
+  /** What the first read of this transaction found: the log's position and whether anyone subscribes. */
+  let logAfter = { position: 0n, subscribers: false };
   const insert = (plants: PlantRecord[]) => {
     const inserted = new Set<bigint>();
     for (const p of inIdOrder(plants, (p) => p.id)) {
@@ -73,7 +78,10 @@ export function sqlitePlantTx(
         const row = s.get.get(id);
         if (row) plants.set(id, plantFromRow(row));
       }
-      return { plants, inserted, position: s.position.get()! };
+      const now = s.position.get()!;
+      // Nothing else writes while the writer's transaction is open: still so when it logs.
+      logAfter = { position: now.position, subscribers: now.subscribers === 1n };
+      return { plants, inserted, position: now.position };
     },
     insert: async (plants) => insert(plants),
     async update(updates) {
@@ -96,6 +104,6 @@ export function sqlitePlantTx(
         if (gone) unindexed(id, indexedWords(gone.name));
       }
     },
-    log: async (events) => log(events),
+    log: async (events) => log(events, logAfter),
   };
 }

@@ -90,8 +90,8 @@ describe('a browser EventSource on GET /plants/changes across a server restart',
     await waitFor('window.received.length === 1');
     const [before] = await received();
 
-    // The server drains: its streams end, and the browser waits its reconnection delay (the
-    // server sends no `retry:`, so Chromium's default of a few seconds) before it reconnects.
+    // The server drains: its streams end, and the browser tries again after the `retry:` the
+    // stream gave it (a second), as often as it takes while the server is away.
     const port = Number(new URL(server.url).port);
     assert.equal(await server.stop(), 0);
     server = await startServer({ dataDir: dir, port, token: server.token });
@@ -115,10 +115,11 @@ describe('a browser EventSource on GET /plants/changes across a server restart',
       got.map((e) => [e.id, e.type]),
       expected.map((c) => [String(c.position), c.type]),
     );
-    // The second request of the feed is the browser's own reconnection, from the last event it had.
-    assert.equal(proxy.feedRequests.length, 2);
+    // Every later request of the feed is the browser's own reconnection (one, or more while the
+    // server was still starting), from the last event it had.
+    assert.ok(proxy.feedRequests.length >= 2);
     assert.equal(proxy.feedRequests[0]!['last-event-id'], undefined);
-    assert.equal(proxy.feedRequests[1]!['last-event-id'], before!.id);
+    for (const again of proxy.feedRequests.slice(1)) assert.equal(again['last-event-id'], before!.id);
     assert.equal(await page.evaluate('window.opened'), 2);
   });
 });

@@ -73,8 +73,8 @@ export function followFrom(after: bigint | undefined, bounds: LogBounds): bigint
   }
   if (after < bounds.floor - 1n) {
     throw new GoneError(
-      `position ${after} is older than the oldest change kept (${bounds.floor}); list the plants again and ` +
-        'follow from the Change-Position of the list',
+      `position ${after} is older than the oldest change kept (${bounds.floor}), or comes from before a restore ` +
+        'of this store; list the plants again and follow from the Change-Position of the list',
     );
   }
   return after;

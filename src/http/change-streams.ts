@@ -59,6 +59,8 @@ export class ChangeStreams {
   private readonly stopFollowing: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
   private checking = false;
+  /** Streams admitted and not yet open (their starting point is being read): they count too. */
+  private admitted = 0;
 
   constructor(
     private readonly feed: Feed,
@@ -76,18 +78,28 @@ export class ChangeStreams {
     return this.streams.size;
   }
 
-  /** Refuses past CHANGES_MAX_STREAMS, before anything is sent. */
+  /**
+   * Takes a place for a stream about to open, or refuses past CHANGES_MAX_STREAMS before anything
+   * is sent; the place is held while its starting point is read, so requests that come together
+   * cannot all pass. `open` fills it; `release` gives it back when the stream does not open.
+   */
   admit(): void {
-    if (this.streams.size >= this.options.max) {
+    if (this.streams.size + this.admitted >= this.options.max) {
       throw new UnavailableError(
         `this instance has its most change streams open (${this.options.max}); retry later`,
         5,
       );
     }
+    this.admitted++;
   }
 
-  /** Feeds `res`, whose headers are sent, from `after` on until it closes. */
+  release(): void {
+    this.admitted--;
+  }
+
+  /** Feeds `res`, whose headers are sent, from `after` on until it closes (in the place `admit` took). */
   open(res: ServerResponse, credential: string, after: bigint, filter: ChangeFilter): void {
+    this.admitted--;
     const stream: Stream = { res, credential, filter, after, busy: false, closed: false };
     this.streams.add(stream);
     this.feed.hub.followers++;

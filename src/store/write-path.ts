@@ -85,7 +85,8 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
         pending.map((i) => writeId(writes[i]!)),
         creations,
       );
-      position ??= current.position;
+      // The last read's: a write that changed nothing answers where the log stood after it waited.
+      position = current.position;
       const decided = pending.map((i) => ({ i, ...decideWrite(writes[i]!, current.plants.get(writeId(writes[i]!))) }));
       const inserts = decided.filter((d) => d.change?.kind === 'insert');
       // An id free when read and taken when inserted: another writer's creation won the race,
@@ -109,5 +110,8 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
   );
   const positions = events.length ? await tx.log(events) : [];
   const at = new Map(logged.map(({ i }, k) => [i, positions[k]!]));
-  return outcomes.map((o, i) => ({ ...o, position: at.get(i) ?? position ?? 0n }));
+  // A write that changed nothing answers the log's position once the transaction is committed:
+  // past its changes, among them one of the same plant before it (a creation, then its retry).
+  const current = positions.at(-1) ?? position ?? 0n;
+  return outcomes.map((o, i) => ({ ...o, position: at.get(i) ?? current }));
 }

@@ -71,13 +71,17 @@ export async function readAfter(
  */
 export async function listChanges(feed: Feed, query: ChangesInput, signal?: AbortSignal): Promise<ChangesPage> {
   const filter = filterOf(query);
-  let after = await startingPoint(feed, query.after);
+  const start = await startingPoint(feed, query.after);
+  let after = start;
   const deadline = Date.now() + (query.wait ?? 0) * 1000;
   for (;;) {
     const { changes, scannedTo } = await readAfter(feed, after, query.limit, filter);
     const more = changes.length === query.limit || scannedTo < feed.hub.known;
     if (changes.length > 0 || more || Date.now() >= deadline || signal?.aborted) {
-      return { changes, nextAfter: more ? scannedTo : undefined };
+      // A filter that passed over changes while it waited says where it got, so the next poll
+      // does not look at them again.
+      const passed = changes.length === 0 && scannedTo > start;
+      return { changes, nextAfter: more || passed ? scannedTo : undefined };
     }
     after = scannedTo;
     await feed.hub.waitPast(after, deadline - Date.now(), signal);

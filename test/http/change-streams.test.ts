@@ -57,6 +57,10 @@ for (const kind of stores) {
   describe(`Server-Sent Events of the changes [${kind}]`, suiteOptions(kind), () => {
     const t = useTestApp({ store: kind, env: { CHANGES_MAX_STREAMS: '3' } });
     let base = '';
+    const streamsOpen = async () => {
+      const res = await t.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${t.app.token}` } });
+      return Number(/^plant_store_change_streams (\d+)$/m.exec(res.text)?.[1]);
+    };
     before(async () => {
       base = await t.app.listen();
     });
@@ -95,6 +99,15 @@ for (const kind of stores) {
       const metrics = await t.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${t.app.token}` } });
       assert.match(metrics.text, /^plant_store_change_streams 3$/m);
       for (const s of open) s.res.destroy();
+      await pollUntil(async () => (await streamsOpen()) === 0, 2000);
+      // Requests that come together cannot all pass while their starting points are read.
+      const burst = await Promise.all(
+        Array.from({ length: 12 }, () => openStream(base, t.app.token, '/plants/changes?after=0')),
+      );
+      burst.push(...(await Promise.all(Array.from({ length: 12 }, () => openStream(base, t.app.token)))));
+      assert.equal(burst.filter((s) => s.res.statusCode === 200).length, 3);
+      for (const s of burst) s.res.destroy();
+      await pollUntil(async () => (await streamsOpen()) === 0, 2000);
       assert.ok(
         await pollUntil(async () => {
           const again = await openStream(base, t.app.token);
@@ -122,10 +135,6 @@ for (const kind of stores) {
       socket.write(
         `GET /plants/changes HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: Bearer ${t.app.token}\r\n\r\n`,
       );
-      const streamsOpen = async () => {
-        const res = await t.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${t.app.token}` } });
-        return Number(/^plant_store_change_streams (\d+)$/m.exec(res.text)?.[1]);
-      };
       const others = await streamsOpen();
       assert.ok(await pollUntil(async () => (await streamsOpen()) === others + 1, 2000));
       // Far more than the socket's buffers and the stream's 1 MiB: about 12 MB of events.

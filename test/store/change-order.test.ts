@@ -111,5 +111,23 @@ for (const kind of stores) {
         ),
       );
     });
+
+    it('a write that changes nothing answers a position at or past the change it waited for', async () => {
+      const [a, b] = open as [Store, Store];
+      for (let round = 0; round < 5; round++) {
+        const plant = { id: BigInt(1000 + round), name: 'same' };
+        const outcomes = await Promise.all(
+          Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).plants.write({ kind: 'create', plant })),
+        );
+        const created = outcomes.filter((o) => o.kind === 'created');
+        assert.equal(created.length, 1);
+        const stale = outcomes.filter((o) => o.kind === 'unchanged' && o.position < created[0]!.position);
+        assert.deepEqual(
+          stale.map((o) => o.position),
+          [],
+          `retries answered before ${created[0]!.position}`,
+        );
+      }
+    });
   });
 }

@@ -44,14 +44,21 @@ export async function changeRoutes(
       }
       if (request.method === 'GET' && wantsStream(request.headers.accept)) {
         streams.admit();
-        const lastEventId = request.headers['last-event-id'];
-        const from = lastEventId === undefined ? query.after : BigInt(lastEventId);
-        // Without a position, new changes only: from the end as the store has it now.
-        const after = from === undefined ? (await feed.hub.bounds()).current : await startingPoint(feed, from);
+        let after: bigint;
+        try {
+          const lastEventId = request.headers['last-event-id'];
+          const from = lastEventId === undefined ? query.after : BigInt(lastEventId);
+          // Without a position, new changes only: from the end as the store has it now.
+          after = from === undefined ? (await feed.hub.bounds()).current : await startingPoint(feed, from);
+        } catch (err) {
+          streams.release();
+          throw err;
+        }
         reply.hijack();
         reply.raw.writeHead(200, {
           ...(reply.getHeaders() as OutgoingHttpHeaders),
           'content-type': 'text/event-stream; charset=utf-8',
+          vary: 'Accept',
           'cache-control': 'no-store',
           // A proxy that buffers answers (nginx) would hold the events back.
           'x-accel-buffering': 'no',
@@ -61,6 +68,8 @@ export async function changeRoutes(
         streams.open(reply.raw, bearerCredential(request.headers.authorization), after, filterOf(query));
         return reply;
       }
+      // The same URL answers pages or a stream by Accept: a cache must keep them apart.
+      reply.header('vary', 'Accept');
       const page = await listChanges(feed, query, closing.signal);
       if (page.nextAfter !== undefined) reply.header('link', nextLink(query, page.nextAfter));
       // Each change's JSON was written once, when it was read from the log (domain/change.ts).

@@ -9,13 +9,14 @@ import { CURRENT_POSITION, logChanges } from './changes.js';
  * one (a restore's inserts), they are named: parsed once per connection, then only bound and run.
  */
 const SQL = {
-  // One statement: the plants, locked, and the change log's current position (a row of its own).
   lock: {
     name: 'plants-lock',
-    text: `WITH locked AS (SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE)
-           SELECT id::text AS id, name, tag, NULL::text AS position FROM locked
-           UNION ALL SELECT NULL, NULL, NULL, (${CURRENT_POSITION})::text`,
+    text: 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE',
   },
+  // The change log's position, read by a statement of its own after the lock and the insert have
+  // waited for whatever held them: a statement reads the snapshot it started with, and a write
+  // that changed nothing answers the position of what it waited for (or later).
+  position: { name: 'changes-position', text: `${CURRENT_POSITION} AS position` },
   // The plants whose id is free go in, and the words of their names with them (plant-words.ts):
   // the entries ($4, $5) of a plant another writer's insert got first are left out.
   insert: {
@@ -69,13 +70,10 @@ export function postgresPlantTx({ together, later, commitWith }: Statements): Pl
     async read(ids, creations) {
       const lock = { ...SQL.lock, values: [ids.map(String)] };
       const insert = { ...SQL.insert, values: insertValues(byId(creations)) };
-      const [locked = [], added = []] = await together(creations.length ? [lock, insert] : [lock]);
-      const plants = new Map<bigint, PlantRecord>();
-      let position = 0n;
-      for (const r of locked as (PlantRow & { position: string | null })[]) {
-        if (r.position !== null) position = BigInt(r.position);
-        else plants.set(BigInt(r.id), plantFromRow(r));
-      }
+      const results = await together(creations.length ? [lock, insert, SQL.position] : [lock, SQL.position]);
+      const [locked = [], added = []] = creations.length ? results : [results[0], []];
+      const plants = new Map((locked as PlantRow[]).map((r) => [BigInt(r.id), plantFromRow(r)]));
+      const position = BigInt(String(results.at(-1)![0]!.position));
       return { plants, position, inserted: new Set(added.map((r) => BigInt(r.id as string))) };
     },
     async insert(plants) {

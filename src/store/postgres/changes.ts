@@ -129,14 +129,21 @@ export function postgresChanges(run: Run): ChangeLog {
       return { changes, scannedTo: changes.length === limit ? changes.at(-1)!.position : end };
     },
     async prune(before) {
+      // As on SQLite: the first change kept is walked to in position order from the floor, so a
+      // log with nothing to prune costs one row's read; everything below it goes (but what a
+      // delivery still waits for), and the floor rises to it.
       const [row] = await run<{ n: string }>({
-        text: `WITH gone AS (
-                 DELETE FROM events WHERE created_at < $1 AND seq >= (SELECT floor FROM change_log)
+        text: `WITH kept AS (
+                 SELECT coalesce(
+                   (SELECT seq FROM events WHERE seq >= (SELECT floor FROM change_log) AND created_at >= $1
+                    ORDER BY seq LIMIT 1),
+                   (${CURRENT_POSITION}) + 1) AS seq
+               ), gone AS (
+                 DELETE FROM events WHERE seq >= (SELECT floor FROM change_log) AND seq < (SELECT seq FROM kept)
                    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')
                  RETURNING seq
                ), raised AS (
-                 UPDATE change_log SET floor = greatest(floor, (SELECT max(seq) + 1 FROM gone))
-                 WHERE EXISTS (SELECT 1 FROM gone)
+                 UPDATE change_log SET floor = greatest(floor, (SELECT seq FROM kept))
                )
                SELECT count(*)::text AS n FROM gone`,
         values: [String(before)],

@@ -116,11 +116,19 @@ export function sqliteChanges({ read, write, writer }: SqliteAccess): ChangeLog 
          AND (tag IN (SELECT value FROM json_each(@tags)) OR old_tag IN (SELECT value FROM json_each(@tags)))
        ORDER BY seq LIMIT @limit`,
     ),
-    prune: write.prepare<[number], { seq: bigint }>(
-      `DELETE FROM events WHERE created_at < ? AND seq >= (SELECT floor FROM change_log)
-         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')
-       RETURNING seq`,
+    // The first change kept: the oldest made at or after the cutoff, walked to in position order
+    // from the floor (the log's times ascend with its positions), so a log with nothing to prune
+    // costs one row's read, not a walk of every change.
+    kept: write
+      .prepare<[number], bigint>(
+        `SELECT seq FROM events WHERE seq >= (SELECT floor FROM change_log) AND created_at >= ? ORDER BY seq LIMIT 1`,
+      )
+      .pluck(),
+    prune: write.prepare<[bigint]>(
+      `DELETE FROM events WHERE seq >= (SELECT floor FROM change_log) AND seq < ?
+         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')`,
     ),
+    next: write.prepare<[], bigint>(`${CURRENT_POSITION} + 1`).pluck(),
     raise: write.prepare<[bigint]>('UPDATE change_log SET floor = max(floor, ?)'),
   };
   /** The position of the last commit made durable by this process's writer (what opening found, first). */
@@ -155,11 +163,12 @@ export function sqliteChanges({ read, write, writer }: SqliteAccess): ChangeLog 
       }),
     prune: (before) =>
       writer.run(() => {
-        const gone = s.prune.all(before);
-        if (gone.length === 0) return 0;
-        const top = gone.reduce((m, r) => (r.seq > m ? r.seq : m), 0n);
-        s.raise.run(top + 1n);
-        return gone.length;
+        // Everything below the first change kept goes (but what a delivery still waits for), and
+        // the floor rises to it.
+        const kept = s.kept.get(before) ?? s.next.get()!;
+        const gone = s.prune.run(kept).changes;
+        s.raise.run(kept);
+        return gone;
       }),
   };
 }

@@ -68,6 +68,10 @@ export function plantNotFound(id: bigint): NotFoundError {
   return new NotFoundError(`plant ${id} does not exist`);
 }
 
+export function plantConflict(id: bigint): ConflictError {
+  return new ConflictError(`plant ${id} already exists with a different name or tag`);
+}
+
 /** A request on plant `id` refused by its `failed` condition. */
 export function plantPreconditionFailed(id: bigint, failed: FailedPrecondition): PreconditionFailedError {
   return new PreconditionFailedError(

@@ -1,6 +1,7 @@
 // The rules of a write, in one place: both stores read the plant a write touches, ask
 // `decideWrite` what to do, and apply what it says. Nothing here does I/O.
 import { hash } from 'node:crypto';
+import { plantConflict, plantNotFound, plantPreconditionFailed } from './errors.js';
 import { plantRecord, samePlant, type PlantRecord } from './plant.js';
 import { failedPrecondition, type FailedPrecondition, type Preconditions } from './preconditions.js';
 import type { EventType } from './webhook.js';
@@ -30,6 +31,40 @@ export type WriteOutcome =
  * position when it changed nothing.
  */
 export type Written = WriteOutcome & { position: bigint };
+
+/** An outcome that refuses its write: a batch with one of these applies nothing. */
+export type Refusal = Extract<WriteOutcome, { kind: 'conflict' | 'not-found' | 'precondition-failed' }>;
+
+export function isRefusal(outcome: WriteOutcome): outcome is Refusal {
+  return outcome.kind === 'conflict' || outcome.kind === 'not-found' || outcome.kind === 'precondition-failed';
+}
+
+/** The error a refused write of plant `id` answers, as its single-plant operation says it. */
+export function refusalError(id: bigint, refusal: Refusal): Error {
+  switch (refusal.kind) {
+    case 'conflict':
+      return plantConflict(id);
+    case 'not-found':
+      return plantNotFound(id);
+    case 'precondition-failed':
+      return plantPreconditionFailed(id, refusal.failed);
+  }
+}
+
+/**
+ * Writes that go all together or not at all were refused, and none of them was applied: `index`
+ * is the first of them, in their order, whose outcome refuses it. The writes before it are
+ * decided as they would have been one after the other; it is the one that would have failed first.
+ */
+export class WritesRefused extends Error {
+  override name = 'WritesRefused';
+  constructor(
+    readonly index: number,
+    readonly outcome: Refusal,
+  ) {
+    super(`write ${index} was refused (${outcome.kind}); none was applied`);
+  }
+}
 
 /** What the store must do for one write: the row change, and the event that announces it. */
 export type RowChange =

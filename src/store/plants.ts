@@ -12,8 +12,16 @@ export interface PlantStore {
    * transaction and its commit; one that fails fails alone.
    */
   write(write: PlantWrite): Promise<Written>;
-  /** Many writes in one transaction, in order (import): all of them, or none. */
+  /**
+   * Many writes in one transaction, in order (import): a refused write (a conflict) answers its
+   * refusal and the others go ahead; a failure of the store fails them all.
+   */
   writeAll(writes: PlantWrite[]): Promise<Written[]>;
+  /**
+   * Many writes in one transaction and one durable commit, in order, all or nothing (a batch):
+   * when one is refused it rejects with WritesRefused and none is applied, nor logged.
+   */
+  writeBatch(writes: PlantWrite[]): Promise<Written[]>;
   /**
    * After an import's batches: lays out what the list's filters read as a bulk load leaves it
    * badly. SQLite merges its search index, which the load left in one segment per few batches,

@@ -6,8 +6,11 @@ import type { PlantRecord } from '../domain/plant.js';
 import {
   decideWrite,
   eventOf,
+  isRefusal,
   writeId,
+  WritesRefused,
   type PlantWrite,
+  type Refusal,
   type RowChange,
   type WriteOutcome,
   type Written,
@@ -65,11 +68,27 @@ function rounds(writes: PlantWrite[]): number[][] {
 /** A creation may find its id taken by another instance between read and insert, at most this often. */
 const MAX_ATTEMPTS = 3;
 
+export interface ApplyOptions {
+  /**
+   * The writes go all together or not at all (a batch): when one is refused, `applyWrites` throws
+   * WritesRefused before logging anything, and the caller rolls its transaction back. Otherwise
+   * (writes that merely arrived together, an import) a refused write answers its refusal and the
+   * others go ahead.
+   */
+  allOrNothing?: boolean;
+  now?: number;
+}
+
 /**
  * Applies the writes in order in `tx`; one outcome per write, with its position in the change log.
- * Every change is logged in the one last step, in the order of the writes' rounds.
+ * Every change is logged in the one last step, in the order of the writes: a batch's changes take
+ * ascending positions in the order it gave them.
  */
-export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.now()): Promise<Written[]> {
+export async function applyWrites(
+  writes: PlantWrite[],
+  tx: PlantTx,
+  { allOrNothing = false, now = Date.now() }: ApplyOptions = {},
+): Promise<Written[]> {
   const outcomes: WriteOutcome[] = new Array<WriteOutcome>(writes.length);
   const logged: { i: number; change: RowChange }[] = [];
   let position: bigint | undefined;
@@ -105,6 +124,13 @@ export async function applyWrites(writes: PlantWrite[], tx: PlantTx, now = Date.
       pending = pending.filter((i) => lost.has(i));
     }
   }
+  if (allOrNothing) {
+    // Rounds run out of the writes' order; the first refusal in that order is the one that, one
+    // write after the other, would have come first (every write before it decided the same).
+    const first = outcomes.findIndex(isRefusal);
+    if (first !== -1) throw new WritesRefused(first, outcomes[first] as Refusal);
+  }
+  logged.sort((a, b) => a.i - b.i);
   const events = logged.map(({ change: c }) =>
     newEvent(eventOf(c), c.plant, now, c.kind === 'update' ? c.before : undefined),
   );

@@ -1,6 +1,6 @@
-import { InvalidInputError, plantNotFound, plantPreconditionFailed } from '../domain/errors.js';
+import { InvalidInputError } from '../domain/errors.js';
 import { plantRecord, type PlantRecord } from '../domain/plant.js';
-import type { PlantWrite, Written } from '../domain/plant-write.js';
+import { isRefusal, refusalError, type PlantWrite, type Written } from '../domain/plant-write.js';
 import type { Preconditions } from '../domain/preconditions.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
@@ -19,19 +19,8 @@ export interface PlantChanged {
 
 /** What a change did, or the domain error its outcome means. */
 function changed(id: bigint, outcome: Written): PlantChanged {
-  switch (outcome.kind) {
-    case 'updated':
-    case 'unchanged':
-    case 'deleted':
-    case 'created':
-      return { plant: outcome.plant, position: outcome.position };
-    case 'not-found':
-      throw plantNotFound(id);
-    case 'precondition-failed':
-      throw plantPreconditionFailed(id, outcome.failed);
-    case 'conflict':
-      throw new Error(`a change of plant ${id} cannot conflict`);
-  }
+  if (isRefusal(outcome)) throw refusalError(id, outcome);
+  return { plant: outcome.plant, position: outcome.position };
 }
 
 /** A body may repeat the plant's id; it cannot name another. */

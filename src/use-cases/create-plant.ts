@@ -1,4 +1,4 @@
-import { ConflictError } from '../domain/errors.js';
+import { plantConflict } from '../domain/errors.js';
 import { plantRecord } from '../domain/plant.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
@@ -16,7 +16,7 @@ export async function createPlant(store: Pick<Store, 'plants'>, input: NewPlantI
   const plant = plantRecord(BigInt(input.id), input.name, input.tag);
   const outcome = await store.plants.write({ kind: 'create', plant });
   if (outcome.kind === 'conflict') {
-    throw new ConflictError(`plant ${plant.id} already exists with a different name or tag`);
+    throw plantConflict(plant.id);
   }
   return { plant, position: outcome.position };
 }

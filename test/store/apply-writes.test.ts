@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PlantRecord } from '../../src/domain/plant.js';
-import { etagOf, type PlantWrite, type WriteOutcome } from '../../src/domain/plant-write.js';
+import { etagOf, WritesRefused, type PlantWrite, type WriteOutcome } from '../../src/domain/plant-write.js';
 
 /** The outcomes without their positions (the tests of positions look at them on their own). */
 const kinds = (written: (WriteOutcome & { position: bigint })[]): WriteOutcome[] =>
@@ -32,7 +32,7 @@ describe('the write path over an in-memory PlantTx', () => {
       it(`${what}: this creation is decided again against it, and writes nothing`, async () => {
         const tx = new MemoryPlantTx();
         tx.rival(won);
-        assert.deepEqual(kinds(await applyWrites([create(plant(7, 'Fern'))], tx, NOW)), [outcome]);
+        assert.deepEqual(kinds(await applyWrites([create(plant(7, 'Fern'))], tx, { now: NOW })), [outcome]);
         assert.deepEqual(tx.calls, ['read 7', 'read 7']);
         assert.deepEqual(tx.plants.get(7n), won);
       });
@@ -44,7 +44,7 @@ describe('the write path over an in-memory PlantTx', () => {
       const outcomes = await applyWrites(
         [create(plant(7, 'Fern')), { kind: 'replace', plant: plant(8, 'Aloe vera') }, create(plant(9, 'Ivy'))],
         tx,
-        NOW,
+        { now: NOW },
       );
       assert.deepEqual(kinds(outcomes), [
         { kind: 'conflict', existing: plant(7, 'Moss') },
@@ -57,7 +57,7 @@ describe('the write path over an in-memory PlantTx', () => {
     it('created and deleted again: in at the third attempt; never in after three, the batch fails', async () => {
       const tx = new MemoryPlantTx();
       tx.rival(plant(7, 'Moss'), { wins: 2, deletes: true });
-      assert.deepEqual(kinds(await applyWrites([create(plant(7, 'Fern'))], tx, NOW)), [
+      assert.deepEqual(kinds(await applyWrites([create(plant(7, 'Fern'))], tx, { now: NOW })), [
         { kind: 'created', plant: plant(7, 'Fern') },
       ]);
       assert.deepEqual(tx.calls, ['read 7', 'read 7', 'read 7', 'log plant.created 7']);
@@ -65,7 +65,7 @@ describe('the write path over an in-memory PlantTx', () => {
       const again = new MemoryPlantTx();
       again.rival(plant(7, 'Moss'), { wins: 3, deletes: true });
       await assert.rejects(
-        applyWrites([create(plant(7, 'Fern'))], again, NOW),
+        applyWrites([create(plant(7, 'Fern'))], again, { now: NOW }),
         /plants were created and deleted again and again while being written/,
       );
       assert.deepEqual(again.calls, ['read 7', 'read 7', 'read 7']);
@@ -84,13 +84,13 @@ describe('the write path over an in-memory PlantTx', () => {
         create(plant(2, 'c')),
       ],
       tx,
-      NOW,
+      { now: NOW },
     );
     assert.deepEqual(
       outcomes.map((o) => o.kind),
       ['created', 'updated', 'created', 'deleted', 'created', 'unchanged'],
     );
-    // Every change is logged in one last step, in the order of the rounds.
+    // Every change is logged in one last step, in the order of the writes (not of the rounds).
     assert.deepEqual(tx.calls, [
       'read 1,2',
       'read 1,2',
@@ -99,8 +99,8 @@ describe('the write path over an in-memory PlantTx', () => {
       'delete 1',
       'read 1',
       'log plant.created 1',
-      'log plant.created 2',
       'log plant.updated 1',
+      'log plant.created 2',
       'log plant.deleted 1',
       'log plant.created 1',
     ]);
@@ -108,7 +108,7 @@ describe('the write path over an in-memory PlantTx', () => {
     // position once the batch is in.
     assert.deepEqual(
       outcomes.map((o) => o.position),
-      [101n, 103n, 102n, 104n, 105n, 105n],
+      [101n, 102n, 103n, 104n, 105n, 105n],
     );
     assert.deepEqual([...tx.plants.values()], [plant(2, 'c'), plant(1, 'd')]);
   });
@@ -127,7 +127,7 @@ describe('the write path over an in-memory PlantTx', () => {
         create(plant(5, 'e', '')),
       ],
       tx,
-      NOW,
+      { now: NOW },
     );
     assert.deepEqual(
       outcomes.map((o) => o.kind),
@@ -138,22 +138,72 @@ describe('the write path over an in-memory PlantTx', () => {
       'read 3,1,2',
       'update 1',
       'delete 2',
-      'log plant.created 5',
       'log plant.updated 1',
       'log plant.deleted 2',
+      'log plant.created 5',
     ]);
     // The update took the tag away: the change says which it had, for the feed's tag filter.
     assert.deepEqual(
       tx.events.map((e) => [e.type, e.body, e.tag, e.oldTag, e.createdAt]),
       [
-        ['plant.created', '{"id":5,"name":"e","tag":""}', '', null, NOW],
         ['plant.updated', '{"id":1,"name":"a"}', null, 't', NOW],
         ['plant.deleted', '{"id":2,"name":"b"}', null, null, NOW],
+        ['plant.created', '{"id":5,"name":"e","tag":""}', '', null, NOW],
       ],
     );
     assert.deepEqual(
       outcomes.map((o) => o.position),
-      [103n, 103n, 103n, 103n, 103n, 102n, 103n, 101n],
+      [103n, 103n, 103n, 103n, 103n, 101n, 102n, 103n],
     );
+  });
+
+  describe('all or nothing (a batch)', () => {
+    it('applies every write when none is refused, as without the option', async () => {
+      const tx = new MemoryPlantTx([plant(2, 'b')]);
+      const writes: PlantWrite[] = [
+        create(plant(1, 'a')),
+        { kind: 'patch', id: 1n, patch: { tag: 't' } },
+        create(plant(2, 'b')),
+      ];
+      const outcomes = await applyWrites(writes, tx, { allOrNothing: true, now: NOW });
+      assert.deepEqual(
+        outcomes.map((o) => [o.kind, o.position]),
+        [
+          ['created', 101n],
+          ['updated', 102n],
+          ['unchanged', 102n],
+        ],
+      );
+    });
+
+    it('throws the first refusal in the order of the writes, before logging anything', async () => {
+      const tx = new MemoryPlantTx([plant(3, 'c')]);
+      // Write 1 is in the second round and write 2 in the first: one after the other, write 1
+      // (If-Match on a plant write 0 just created) would have failed first.
+      const writes: PlantWrite[] = [
+        create(plant(1, 'a')),
+        { kind: 'patch', id: 1n, patch: { name: 'b' }, conditions: { ifMatch: [etagOf(plant(1, 'old'))] } },
+        { kind: 'delete', id: 9n },
+        { kind: 'delete', id: 3n },
+      ];
+      await assert.rejects(applyWrites(writes, tx, { allOrNothing: true, now: NOW }), (err: unknown) => {
+        assert.ok(err instanceof WritesRefused);
+        assert.equal(err.index, 1);
+        assert.equal(err.outcome.kind, 'precondition-failed');
+        return true;
+      });
+      assert.ok(!tx.calls.some((c) => c.startsWith('log')), tx.calls.join('; '));
+    });
+
+    it('a refusal by the last write alone is thrown too', async () => {
+      const tx = new MemoryPlantTx([plant(5, 'e')]);
+      const writes: PlantWrite[] = [create(plant(1, 'a')), create(plant(2, 'b')), create(plant(5, 'other'))];
+      await assert.rejects(applyWrites(writes, tx, { allOrNothing: true, now: NOW }), (err: unknown) => {
+        assert.ok(err instanceof WritesRefused);
+        assert.deepEqual([err.index, err.outcome.kind], [2, 'conflict']);
+        return true;
+      });
+      assert.deepEqual(tx.events, []);
+    });
   });
 });

@@ -5,7 +5,7 @@ import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, Written } from '../../domain/plant-write.js';
 import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
-import { applyWrites } from '../write-path.js';
+import { applyWrites, type ApplyOptions } from '../write-path.js';
 import { Batcher } from './batcher.js';
 import { OPERATION_BUDGET_MS } from './connection.js';
 import { isUnavailable } from './errors.js';
@@ -60,7 +60,7 @@ export class PostgresPlants implements PlantStore {
   ) {
     const budget = { ms: OPERATION_BUDGET_MS, late };
     this.writes = new Batcher(
-      (batch, timeoutMs) => this.writeBatch(batch, Date.now() + timeoutMs),
+      (batch, timeoutMs) => this.writeTogether(batch, Date.now() + timeoutMs),
       Math.min(WRITE_CONNECTIONS, poolSize),
       budget,
     );
@@ -80,10 +80,25 @@ export class PostgresPlants implements PlantStore {
     return this.commitWrites(writes);
   }
 
+  /**
+   * A transaction of its own, within a request's budget: a savepoint in the batch of concurrent
+   * single writes would cost that batch a round trip more.
+   */
+  writeBatch(writes: PlantWrite[]): Promise<Written[]> {
+    return this.commitRetried(writes, Date.now() + OPERATION_BUDGET_MS, { allOrNothing: true });
+  }
+
+  /** Another instance's batch locked the same plants in another order (a deadlock): once more. */
+  private commitRetried(writes: PlantWrite[], deadline: number, options?: ApplyOptions): Promise<Written[]> {
+    return this.commitWrites(writes, deadline, options).catch((err: unknown) =>
+      conflicted(err) ? this.commitWrites(writes, deadline, options) : Promise.reject(err),
+    );
+  }
+
   /** One transaction of plant writes, counted once committed. */
-  private async commitWrites(writes: PlantWrite[], deadline?: number): Promise<Written[]> {
+  private async commitWrites(writes: PlantWrite[], deadline?: number, options?: ApplyOptions): Promise<Written[]> {
     const outcomes = await this.pool.batchTransaction(
-      (statements) => applyWrites(writes, postgresPlantTx(statements)),
+      (statements) => applyWrites(writes, postgresPlantTx(statements), options),
       deadline,
     );
     this.committed.commits++;
@@ -97,20 +112,17 @@ export class PostgresPlants implements PlantStore {
    * the other (so writes of one id keep their order), down to the write that cannot be made: it
    * fails alone, after a few transactions rather than one per write.
    */
-  private async writeBatch(batch: PlantWrite[], deadline: number): Promise<PromiseSettledResult<Written>[]> {
+  private async writeTogether(batch: PlantWrite[], deadline: number): Promise<PromiseSettledResult<Written>[]> {
     try {
-      const outcomes = await this.commitWrites(batch, deadline).catch((err: unknown) =>
-        // Another instance's batch locked the same plants in another order: once more.
-        conflicted(err) ? this.commitWrites(batch, deadline) : Promise.reject(err),
-      );
+      const outcomes = await this.commitRetried(batch, deadline);
       return outcomes.map((value) => ({ status: 'fulfilled', value }));
     } catch (err) {
       if (err instanceof StoreUnavailableError || isUnavailable(err)) throw err;
       if (batch.length === 1) return [{ status: 'rejected', reason: err }];
       const half = Math.ceil(batch.length / 2);
       return [
-        ...(await this.writeBatch(batch.slice(0, half), deadline)),
-        ...(await this.writeBatch(batch.slice(half), deadline)),
+        ...(await this.writeTogether(batch.slice(0, half), deadline)),
+        ...(await this.writeTogether(batch.slice(half), deadline)),
       ];
     }
   }

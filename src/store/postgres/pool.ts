@@ -101,16 +101,21 @@ export class PostgresPool {
    * a busy event loop, so each round trip saved is a wait saved (docs/performance.md).
    */
   batchTransaction<T>(work: (statements: Statements) => Promise<T>, deadline?: number): Promise<T> {
-    return this.withClient(async (client) => {
+    let refused: { error: unknown } | undefined;
+    const done = this.withClient(async (client) => {
       // A batch with a deadline has the server cancel it there (a lock it waits for included);
       // SET LOCAL lasts for this transaction only, so nothing stays in the session.
       const timeout = deadline === undefined ? [] : [`SET LOCAL statement_timeout = ${remaining(deadline)}`];
       let open = false;
+      let failed = false;
       const held: QueryConfig[] = [];
       const send = async (queries: QueryConfig[]): Promise<QueryResultRow[][]> => {
         const texts = [...(open ? [] : ['BEGIN', ...timeout]), ...held.splice(0).map(inline), ...queries.map(inline)];
         open = true;
-        const results = (await client.query(texts.join(';\n'))) as unknown as QueryResult | QueryResult[];
+        const results = (await client.query(texts.join(';\n')).catch((err: unknown) => {
+          failed = true;
+          throw err;
+        })) as unknown as QueryResult | QueryResult[];
         return (Array.isArray(results) ? results : [results]).slice(texts.length - queries.length).map((r) => r.rows);
       };
       let committed = false;
@@ -118,10 +123,21 @@ export class PostgresPool {
         committed = true;
         return (await send([...queries, { text: 'COMMIT' }])).slice(0, queries.length);
       };
-      const result = await work({ together: send, later: async (query) => void held.push(query), commitWith });
+      let result: T;
+      try {
+        result = await work({ together: send, later: async (query) => void held.push(query), commitWith });
+      } catch (err) {
+        // The work gave up by itself (a batch with a refused write), every statement answered:
+        // the connection is sound, so it rolls back and goes back to the pool.
+        if (failed || committed) throw err;
+        if (open) await client.query('ROLLBACK');
+        refused = { error: err };
+        return undefined;
+      }
       if (!committed && (open || held.length)) await send([{ text: 'COMMIT' }]);
       return result;
     });
+    return done.then((result) => (refused ? Promise.reject(refused.error) : (result as T)));
   }
 
   async end(): Promise<void> {

@@ -40,6 +40,9 @@ export function sqlitePlants({ read, write, writer }: SqliteAccess): PlantStore 
   return {
     write: (w) => writer.add(writes, w),
     writeAll: (all) => writer.run(() => applyWrites(all, tx)),
+    // A job of the writer's transaction like any other, in a savepoint of its own: a refused
+    // batch rolls back to it alone, and the writes queued beside it share its commit.
+    writeBatch: (all) => writer.run(() => applyWrites(all, tx, { allOrNothing: true })),
     /**
      * Merges the search index a step at a time, each step a transaction of its own: a server
      * writing to the same file meanwhile waits for one step (at most 140 ms on 1,000,000 plants),

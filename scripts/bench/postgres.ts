@@ -20,23 +20,24 @@ import { refusals, SEEDED, warmUpWriteSection, writeLoads, writeSpec, type Write
 export const SERVER = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const run = promisify(execFile);
 
+/** pgbench's script of the write section: one INSERT of a plant-sized row with a random id a transaction. */
+const oneRowInsert = (schema: string) =>
+  `\\set id random(1, 9000000000000000000)\nINSERT INTO ${schema}.t (id, name, tag) VALUES (:id, 'Monstera', 'tropical') ON CONFLICT DO NOTHING;\n`;
+
 /**
- * pgbench: `clients` clients, each transaction one INSERT of a plant-sized row with a random id;
- * with pgbench's own CPU (the load generator's) and PostgreSQL's per transaction.
+ * pgbench: `clients` clients running `script` (one transaction each time), with pgbench's own
+ * CPU (the load generator's) and PostgreSQL's per transaction.
  */
-async function pgbench(
+export async function pgbench(
   dir: string,
-  schema: string,
+  script: string,
   clients: number,
   seconds: number,
 ): Promise<{ tps: number; ms: number; cpu: CpuPerRequest }> {
-  const script = join(dir, 'pgbench-insert.sql');
-  writeFileSync(
-    script,
-    `\\set id random(1, 9000000000000000000)\nINSERT INTO ${schema}.t (id, name, tag) VALUES (:id, 'Monstera', 'tropical') ON CONFLICT DO NOTHING;\n`,
-  );
+  const file = join(dir, `pgbench-${randomBytes(4).toString('hex')}.sql`);
+  writeFileSync(file, script);
   const url = new URL(SERVER);
-  const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script];
+  const args = ['-n', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', file];
   args.push('-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'));
   const before = cpuSample(undefined, true);
   const { stdout } = await run('pgbench', [...args, url.pathname.slice(1)], { timeout: (seconds + 30) * 1000 });
@@ -47,6 +48,26 @@ async function pgbench(
   const cpu = cpuPerRequest(before, after, tps * elapsed(before, after));
   const ms = Number(/latency average = ([\d.]+) ms/.exec(stdout)?.[1]);
   return { tps, ms, cpu };
+}
+
+/** pgbench's line in a table of loads (columns: COLUMNS): it has no server of its own. */
+export function pgbenchRow(label: string, ref: Awaited<ReturnType<typeof pgbench>>): (string | number)[] {
+  const c = ref.cpu;
+  return [
+    label,
+    ref.tps,
+    `avg ${fmt(ref.ms)}`,
+    '-',
+    '-',
+    '-',
+    '-',
+    '-',
+    '-',
+    c.loadGen,
+    c.database!,
+    c.others,
+    c.idle * 100,
+  ];
 }
 
 /** A connection to the benchmark's server, or undefined (saying the section is skipped) when unreachable. */
@@ -91,7 +112,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     const spec = writeSpec(b, writeLoads(), true);
     const bareSpec = writeSpec(b, writeLoads(), true);
     await warmUpWriteSection({ service, bare, baseline }, spec, bareSpec);
-    await pgbench(b.dir, schema, b.connections, 1);
+    await pgbench(b.dir, oneRowInsert(schema), b.connections, 1);
     const rows: (string | number)[][] = [];
     const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
     const bareBase: number[] = [];
@@ -103,7 +124,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     const all: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, spec('POST'));
-      const ref = await pgbench(b.dir, schema, b.connections, b.seconds);
+      const ref = await pgbench(b.dir, oneRowInsert(schema), b.connections, b.seconds);
       refs.push(ref);
       const barePost = await load(bare, bareSpec('POST'));
       barePosts.push(barePost);
@@ -126,21 +147,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       ratio.DELETE.push(del.rps / post.rps);
       rows.push(
         row(`${round} POST plant-store`, post),
-        [
-          `${round} pgbench INSERT`,
-          ref.tps,
-          `avg ${fmt(ref.ms)}`,
-          '-',
-          '-',
-          '-',
-          '-',
-          '-',
-          '-',
-          ref.cpu.loadGen,
-          ref.cpu.database!,
-          ref.cpu.others,
-          ref.cpu.idle * 100,
-        ],
+        pgbenchRow(`${round} pgbench INSERT`, ref),
         row(`${round} POST bare store`, barePost),
         row(`${round} PUT plant-store`, put),
         row(`${round} PUT bare store`, barePut),

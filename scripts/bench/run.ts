@@ -6,6 +6,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startService, type Running } from './processes.js';
 import { postgresReads } from './postgres-reads.js';
+import { batchWrites } from './batches.js';
 import { changeFeed } from './feed.js';
 import { pipelinedFloods } from './floods.js';
 import { readLoadsOn } from './reads.js';
@@ -19,7 +20,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const BIG = Number(process.env.BENCH_BIG_STORE ?? 1_000_000);
 const CONNECTIONS = 50;
 const SECTIONS = new Set(
-  (process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres,postgres-reads,floods,feed').split(','),
+  (process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres,postgres-reads,floods,feed,batches').split(','),
 );
 const token = `pst_${randomBytes(32).toString('base64url')}`;
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
@@ -75,6 +76,7 @@ try {
   if (SECTIONS.has('postgres-reads')) await postgresReads({ ...bench, big: BIG });
   if (SECTIONS.has('floods')) await pipelinedFloods(bench);
   if (SECTIONS.has('feed')) await changeFeed(bench);
+  if (SECTIONS.has('batches')) await batchWrites(bench);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

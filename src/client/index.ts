@@ -13,6 +13,10 @@ export type Plant = components['schemas']['Plant'];
 export type NewPlant = components['schemas']['NewPlant'];
 /** `{name?, tag?}`: a JSON merge patch of a plant (`tag: null` removes the tag). */
 export type PlantPatch = components['schemas']['PlantPatch'];
+/** One write of `POST /plants/batch`: `{op: 'create', plant}`, `{op: 'replace', id, plant}`, `{op: 'patch', id, patch}` or `{op: 'delete', id}`. */
+export type BatchOperation = components['schemas']['BatchOperation'];
+/** One operation's result in a batch's answer: `{status: 200, plant, etag}` or `{status: 204}`. */
+export type BatchResult = components['schemas']['BatchResult'];
 /** `{error, message}`: the body of every response that is not 2xx. */
 export type ApiError = components['schemas']['Error'];
 export type PlantStoreClient = Client<paths, 'application/json'>;

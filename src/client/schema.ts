@@ -43,6 +43,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/plants/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write many plants at once
+         * @description Applies 1 to 1000 plant writes **all or nothing**, in the order given, in one
+         *     transaction with one durable commit: `create` (as `POST /plants`), `replace` (as
+         *     `PUT /plants/{id}`), `patch` (as `PATCH /plants/{id}`, a JSON merge patch) and
+         *     `delete` (as `DELETE /plants/{id}`), each with the rules of its single-plant operation
+         *     and an optional `ifMatch` (an `ETag` as the plant's responses send it, or `*`) that
+         *     works as `If-Match` does. Each operation sees the ones before it: a plant created by
+         *     operation 0 can be patched by operation 1.
+         *
+         *     The answer (200) has one result per operation, in order: `status` 200 with the plant
+         *     and its `ETag` for `create`, `replace` and `patch`, `status` 204 for `delete`. It is
+         *     sent only once the whole batch is durable, and carries the `Change-Position` of its last
+         *     change. Each change is a change of its own: its own position in the change log and its
+         *     own webhook event, exactly as if it had been sent alone.
+         *
+         *     If any operation fails, **nothing** is applied (no plant, no change in the log, no
+         *     event) and the answer is the status that operation would have had alone (404, 409,
+         *     412; 400 for a body the operation refuses), with a message that begins with the index
+         *     of the first operation that fails: `operations[3]: plant 42 does not exist`. A body
+         *     that is not a valid batch is 400 naming the first bad operation the same way.
+         *
+         *     The body limit of this operation is its own (1 MiB by default, `BATCH_BODY_LIMIT_BYTES`);
+         *     every other rule of a body (I-JSON, exact int64 ids, depth, noncharacters) is the same
+         *     as for one plant. A batch counts as one request for the rate limit.
+         */
+        post: operations["writePlantBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plants/changes": {
         parameters: {
             query?: never;
@@ -436,6 +478,198 @@ export interface components {
              * @example climber
              */
             tag?: string | null;
+        };
+        /**
+         * Batch of plant writes
+         * @description The operations of a batch, applied in this order, all or nothing. Members other than
+         *     `operations` are refused, as are members an operation does not have (a misspelt
+         *     `ifMatch` is never silently ignored).
+         * @example {
+         *       "operations": [
+         *         {
+         *           "op": "create",
+         *           "plant": {
+         *             "id": 101,
+         *             "name": "Monstera"
+         *           }
+         *         },
+         *         {
+         *           "op": "delete",
+         *           "id": 7
+         *         }
+         *       ]
+         *     }
+         */
+        Batch: {
+            operations: components["schemas"]["BatchOperation"][];
+        };
+        /**
+         * Batch operation
+         * @description One write of a batch; `op` says which.
+         * @example {
+         *       "op": "patch",
+         *       "id": 101,
+         *       "patch": {
+         *         "tag": null
+         *       }
+         *     }
+         */
+        BatchOperation: components["schemas"]["BatchCreate"] | components["schemas"]["BatchReplace"] | components["schemas"]["BatchPatch"] | components["schemas"]["BatchDelete"];
+        /**
+         * Create (in a batch)
+         * @description As `POST /plants`; an identical existing plant is a no-op, a different one a conflict.
+         * @example {
+         *       "op": "create",
+         *       "plant": {
+         *         "id": 101,
+         *         "name": "Monstera",
+         *         "tag": "tropical"
+         *       }
+         *     }
+         */
+        BatchCreate: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "create";
+            plant: components["schemas"]["NewPlant"];
+        };
+        /**
+         * Replace (in a batch)
+         * @description As `PUT /plants/{id}`; an `id` in `plant` must equal `id`.
+         * @example {
+         *       "op": "replace",
+         *       "id": 101,
+         *       "plant": {
+         *         "name": "Swiss cheese plant"
+         *       }
+         *     }
+         */
+        BatchReplace: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "replace";
+            /**
+             * Format: int64
+             * @description The id of the plant the operation changes, an int64 kept exactly.
+             * @example 101
+             */
+            id: number | bigint;
+            plant: components["schemas"]["PlantReplacement"];
+            /**
+             * @description As `If-Match` on the single-plant operation: the operation goes ahead only while the
+             *     plant's `ETag` is this one (strong comparison), or with `*` while the plant exists;
+             *     otherwise the batch is 412 and nothing is applied.
+             * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+             */
+            ifMatch?: string;
+        };
+        /**
+         * Patch (in a batch)
+         * @description As `PATCH /plants/{id}`, a JSON merge patch; an `id` in `patch` must equal `id`.
+         * @example {
+         *       "op": "patch",
+         *       "id": 101,
+         *       "patch": {
+         *         "tag": "climber"
+         *       }
+         *     }
+         */
+        BatchPatch: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "patch";
+            /**
+             * Format: int64
+             * @description The id of the plant the operation changes, an int64 kept exactly.
+             * @example 101
+             */
+            id: number | bigint;
+            patch: components["schemas"]["PlantPatch"];
+            /**
+             * @description As `If-Match` on the single-plant operation: the operation goes ahead only while the
+             *     plant's `ETag` is this one (strong comparison), or with `*` while the plant exists;
+             *     otherwise the batch is 412 and nothing is applied.
+             * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+             */
+            ifMatch?: string;
+        };
+        /**
+         * Delete (in a batch)
+         * @description As `DELETE /plants/{id}`.
+         * @example {
+         *       "op": "delete",
+         *       "id": 101
+         *     }
+         */
+        BatchDelete: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "delete";
+            /**
+             * Format: int64
+             * @description The id of the plant the operation changes, an int64 kept exactly.
+             * @example 101
+             */
+            id: number | bigint;
+            /**
+             * @description As `If-Match` on the single-plant operation: the operation goes ahead only while the
+             *     plant's `ETag` is this one (strong comparison), or with `*` while the plant exists;
+             *     otherwise the batch is 412 and nothing is applied.
+             * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
+             */
+            ifMatch?: string;
+        };
+        /**
+         * Results of a batch
+         * @description One result per operation, in the order of the operations.
+         * @example {
+         *       "results": [
+         *         {
+         *           "status": 200,
+         *           "plant": {
+         *             "name": "Monstera"
+         *           },
+         *           "etag": "\"2h5W0Lp3mYb7oQx1k9TzR4sVdEa\""
+         *         },
+         *         {
+         *           "status": 204
+         *         }
+         *       ]
+         *     }
+         */
+        BatchResults: {
+            results: components["schemas"]["BatchResult"][];
+        };
+        /**
+         * Result of a batch operation
+         * @description `status` is what the operation alone would have answered: 200 with the plant as it now is
+         *     (without its id) and its `ETag` for `create`, `replace` and `patch`; 204 alone for `delete`.
+         * @example {
+         *       "status": 200,
+         *       "plant": {
+         *         "name": "Monstera",
+         *         "tag": "tropical"
+         *       },
+         *       "etag": "\"2h5W0Lp3mYb7oQx1k9TzR4sVdEa\""
+         *     }
+         */
+        BatchResult: {
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            status: 200 | 204;
+            plant?: components["schemas"]["Plant"];
+            /** @description The plant's `ETag`, as the single-plant operation would have sent it. */
+            etag?: string;
         };
         /**
          * Change
@@ -1049,6 +1283,66 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    writePlantBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description the operations, in the order to apply them */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Batch"];
+            };
+        };
+        responses: {
+            /** @description Every operation was applied; one result each, in order. */
+            200: {
+                headers: {
+                    "Change-Position": components["headers"]["ChangePosition"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];

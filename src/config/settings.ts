@@ -72,6 +72,12 @@ export const SETTINGS = {
     default: 16 * 1024,
     parse: p.integer(2, 64 * 1024 * 1024),
   }),
+  batchBodyLimitBytes: given({
+    env: 'BATCH_BODY_LIMIT_BYTES',
+    doc: 'largest accepted body of `POST /plants/batch` (up to 1,000 operations)',
+    default: 1024 * 1024,
+    parse: p.integer(2, 64 * 1024 * 1024),
+  }),
   headersTimeoutMs: given({
     env: 'HEADERS_TIMEOUT_MS',
     doc: 'time a client has to send the request headers',

@@ -1,10 +1,14 @@
 import type { JsonObject } from './document.js';
 
 /**
- * Request body schemas are the document's schemas with one change: an int64 cannot be checked
+ * Request body schemas are the document's schemas with two changes. An int64 cannot be checked
  * by JSON Schema's `type: integer` because exact int64 values past 2^53 arrive as bigint (see
- * json/read-json.ts). Such nodes become the `int64` keyword, which accepts safe-integer numbers
- * and in-range bigints. Everything else is passed through untouched.
+ * json/read-json.ts): such nodes become the `int64` keyword, which accepts safe-integer numbers
+ * and in-range bigints. A discriminator loses its `mapping`: Ajv finds each value in the `const`
+ * of its branch and refuses a mapping, which the document keeps for generated clients (without
+ * one, openapi-typescript names each branch's value after its schema); the values are listed
+ * beside it for the validator. Everything else is passed
+ * through untouched.
  */
 export function requestSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(requestSchema);
@@ -13,6 +17,21 @@ export function requestSchema(schema: unknown): unknown {
   if (node.type === 'integer' && node.format === 'int64') {
     const { type: _type, format: _format, ...rest } = node;
     return { ...rest, int64: true };
+  }
+  if (node.discriminator !== undefined) {
+    const { discriminator, ...rest } = node;
+    const { mapping: _mapping, ...kept } = discriminator as JsonObject;
+    // The values the branches take, checked first: a wrong one is then refused naming them all,
+    // where the discriminator alone would say only that it is wrong.
+    const name = kept.propertyName as string;
+    const values = (rest.oneOf as JsonObject[]).map((b) => (b.properties as JsonObject)[name] as JsonObject);
+    const tag = { type: 'string', enum: values.map((v) => v.const) };
+    return {
+      ...(requestSchema(rest) as JsonObject),
+      required: [name],
+      properties: { [name]: tag },
+      discriminator: kept,
+    };
   }
   return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, requestSchema(v)]));
 }

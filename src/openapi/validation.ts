@@ -12,6 +12,9 @@ export function createAjv(options: { validateSchema?: boolean } = {}): Ajv2020 {
   const ajv = new Ajv2020({
     allErrors: false,
     coerceTypes: false,
+    // The batch's operations are told apart by `op` (the document's discriminator): an error then
+    // names what is wrong with the operation it is, not with each kind it is not.
+    discriminator: true,
     useDefaults: true,
     strict: true,
     validateSchema: options.validateSchema ?? false,
@@ -69,19 +72,41 @@ function decimalInteger(
 
 const NUL_PATTERN = '^[^\\u0000]*$';
 
+/**
+ * Where an error is, in the words of messages: `name.tag`, or for an item of an array (the
+ * operations of a batch), `operations[3]: ` before the rest, so a message says first which item
+ * it is about; the item itself is named in the singular (`operation`).
+ */
+function located(instancePath: string, part: string): { prefix: string; field: string; whole: boolean } {
+  if (!instancePath) return { prefix: '', field: part, whole: true };
+  const segments = instancePath
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const item = segments.findIndex((s) => /^[0-9]+$/.test(s));
+  if (item < 1) return { prefix: '', field: segments.join('.'), whole: false };
+  const array = segments.slice(0, item).join('.');
+  const rest = segments.slice(item + 1);
+  const singular = segments[item - 1]!.replace(/s$/, '');
+  return {
+    prefix: `${array}[${segments[item]}]: `,
+    field: rest.length ? rest.join('.') : singular,
+    whole: !rest.length,
+  };
+}
+
 /** Turns the first Ajv error into a sentence that names the field, without schema jargon. */
 export function validationError(errors: ErrorObject[], part: string): InvalidInputError {
   const e = errors[0];
   if (!e) return new InvalidInputError(`${part} is not valid`);
-  const field = e.instancePath
-    ? e.instancePath.slice(1).replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~')
-    : part;
+  // `whole`: the error is about the body, or an item, as a whole (a member it lacks is named alone).
+  const { prefix, field, whole } = located(e.instancePath, part);
   const p = e.params as Record<string, unknown>;
   const chars = (n: unknown) => `${n} character${n === 1 ? '' : 's'}`;
   const what = (() => {
     switch (e.keyword) {
       case 'required':
-        return `${e.instancePath ? `${field}.` : ''}${p.missingProperty} is required`;
+        return `${whole ? '' : `${field}.`}${p.missingProperty} is required`;
       case 'type':
         return `${field} must be ${p.type === 'object' ? 'a JSON object' : `a ${p.type}`}`;
       case 'int64':
@@ -103,9 +128,15 @@ export function validationError(errors: ErrorObject[], part: string): InvalidInp
         return `${field} has the member ${JSON.stringify(p.additionalProperty)}, which it cannot have`;
       case 'format':
         return `${field} must be a ${p.format} value`;
+      case 'enum':
+        return `${field} must be one of ${(p.allowedValues as unknown[]).join(', ')}`;
+      case 'minItems':
+        return `${field} must have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`;
+      case 'maxItems':
+        return `${field} must have at most ${p.limit} items`;
       default:
         return `${field} ${e.message ?? 'is not valid'}`;
     }
   })();
-  return new InvalidInputError(what);
+  return new InvalidInputError(prefix + what);
 }

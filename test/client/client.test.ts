@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createPlantStoreClient, type PlantStoreClient } from '../../src/client/index.js';
+import { createPlantStoreClient, type BatchOperation, type PlantStoreClient } from '../../src/client/index.js';
 import { conformingFetch } from '../support/http.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { stores, suiteOptions } from '../support/stores.js';
@@ -36,6 +36,27 @@ for (const store of stores) {
         assert.deepEqual(read.data, { id, name, ...(tag !== undefined && { tag }) });
         assert.equal(typeof read.data?.id, 'bigint');
       }
+    });
+
+    it('writes a batch, typed, ids past 2^53 exact; a failing batch is the error of its operation', async () => {
+      const operations: BatchOperation[] = [
+        { op: 'create', plant: { id: MAX - 1n, name: 'Ivy' } },
+        { op: 'patch', id: MAX - 1n, patch: { tag: 'climber' } },
+        { op: 'delete', id: MAX - 1n, ifMatch: '*' },
+      ];
+      const done = await client.POST('/plants/batch', { body: { operations } });
+      assert.equal(done.response.status, 200);
+      assert.deepEqual(
+        done.data?.results.map((r) => [r.status, r.plant]),
+        [
+          [200, { name: 'Ivy' }],
+          [200, { name: 'Ivy', tag: 'climber' }],
+          [204, undefined],
+        ],
+      );
+      const refused = await client.POST('/plants/batch', { body: { operations: [{ op: 'delete', id: MAX - 1n }] } });
+      assert.equal(refused.response.status, 404);
+      assert.equal(refused.error?.message, `operations[0]: plant ${MAX - 1n} does not exist`);
     });
 
     it('reads small ids as numbers, lists a page with its Link, replaces and deletes', async () => {

@@ -5,35 +5,10 @@
 // shown leaving), long polls, and 410 for positions the log cannot follow from.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { useTestApp } from '../helper.js';
 import { readJson } from '../../src/json/read-json.js';
-import { useTestApp, type TestApp } from '../helper.js';
-import type { RawResponse } from '../support/http.js';
+import { requests } from '../support/changes.js';
 import { stores, suiteOptions } from '../support/stores.js';
-
-interface ChangeJson {
-  position: number | bigint;
-  type: string;
-  id: number | bigint;
-  plant?: { id: number | bigint; name: string; tag?: string };
-  time: string;
-}
-
-export function requests(app: TestApp) {
-  const auth = { authorization: `Bearer ${app.token}` };
-  const write = (method: string, path: string, body?: unknown, type = 'application/json') =>
-    app.inject({
-      method,
-      path,
-      headers: { ...auth, ...(body !== undefined && { 'content-type': type }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-  const position = (res: RawResponse) => BigInt(String(res.headers['change-position']));
-  const changes = async (query: string): Promise<{ res: RawResponse; list: ChangeJson[] }> => {
-    const res = await app.inject({ path: `/plants/changes${query}`, headers: auth });
-    return { res, list: res.status === 200 ? (readJson(res.text) as ChangeJson[]) : [] };
-  };
-  return { auth, write, position, changes };
-}
 
 for (const kind of stores) {
   describe(`GET /plants/changes [${kind}]`, suiteOptions(kind), () => {

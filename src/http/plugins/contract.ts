@@ -29,6 +29,8 @@ export interface OperationOptions {
    * exists and has no ETag (conditional-untagged.ts).
    */
   ownPreconditions?: boolean;
+  /** This operation's own body limit in bytes, in place of the app's. */
+  bodyLimit?: number;
 }
 
 /** Fastify's view of one operation's request, its parts typed by the document (operation-types.ts). */
@@ -87,15 +89,21 @@ function cached<T>(compile: (schema: unknown) => T): (route: { schema: unknown }
 
 /**
  * Answers requests that match no route from the document's paths: a known path with another
- * method is 405 with `Allow`, anything else 404. It runs before authentication, so it reveals
- * only what the published document already says.
+ * method is 405 with `Allow`, anything else 404. A path the document names as it is
+ * (`/plants/batch`) is that path whatever method comes, as OpenAPI matches concrete paths before
+ * templated ones: `GET /plants/batch` is 405, not a read of the plant whose id is "batch" (400).
+ * It runs before authentication, so it reveals only what the published document already says.
  */
 function routeNotFound(doc: ApiDocument) {
+  const concrete = new Map(doc.paths.filter((p) => !p.path.includes('{')).map((p) => [p.path, p]));
   // Synchronous (it calls done), as the request log's hooks are: see request-log.ts.
   return function (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    if (!request.is404) return done();
+    const templated = request.routeOptions.config.route?.includes('{') === true;
+    if (!request.is404 && !templated) return done();
     const path = request.url.split('?')[0] ?? '';
-    const known = doc.paths.find((p) => p.pattern.test(path));
+    const shadowed = templated ? concrete.get(path) : undefined;
+    if (templated && !shadowed) return done();
+    const known = shadowed ?? doc.paths.find((p) => p.pattern.test(path));
     // Error messages are one line of at most 1024 characters (the Error schema); a path can be far longer.
     const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
     if (!known) throw new HttpError(404, `no route for ${request.method} ${shown}`);
@@ -159,6 +167,7 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
           ...(!options.rawResponse && { response: responses }),
         },
         config: { route: op.path },
+        ...(options.bodyLimit !== undefined && { bodyLimit: options.bodyLimit }),
         preValidation: queryGuard(op),
         handler,
       };

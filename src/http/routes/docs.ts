@@ -46,7 +46,8 @@ const PAGE = `<!doctype html>
 //   Authorize and the operations are in the first screen, and the sections after the operations.
 // - Readable types: Swagger UI labels an allOf by its parts, and a part that is a $ref not yet
 //   resolved as "any": NewPlant read "(object & any)". An "any" part of an allOf adds nothing and
-//   equal parts say one thing, so "(object & any)" is written "object".
+//   equal parts say one thing, so "(object & any)" is written "object". Likewise a oneOf of $refs
+//   (a batch's operation: "object | (any | any | any | any)") adds nothing to the type it states.
 // validatorUrl: null keeps Swagger UI from sending the document to its public validator.
 const INITIALIZER = `'use strict';
 function splitDescription(text) {
@@ -62,7 +63,7 @@ function readableType(type) {
       return parts.length === 0 ? 'any' : parts.length === 1 ? parts[0] : '(' + parts.join(' & ') + ')';
     });
   }
-  return type;
+  return type.replace(/^(\\w+) \\| \\(any(?: \\| any)*\\)$/, '$1');
 }
 
 function GuideAfterOperations(system) {

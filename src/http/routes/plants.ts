@@ -6,6 +6,7 @@ import type { Store } from '../../store/store.js';
 import { deletePlant, patchPlant, replacePlant, type PlantChanged } from '../../use-cases/change-plant.js';
 import { createPlant } from '../../use-cases/create-plant.js';
 import { getPlant, listPlants, type PlantListInput } from '../../use-cases/read-plants.js';
+import { writeBatch } from '../../use-cases/write-batch.js';
 import { preconditions } from '../conditional.js';
 import type { OperationRoute } from '../plugins/contract.js';
 
@@ -29,7 +30,7 @@ function nextLink(query: PlantListInput, after: bigint): string {
 
 export async function plantRoutes(
   app: FastifyInstance,
-  { store, hub }: { store: Store; hub: ChangeHub },
+  { store, hub, batchBodyLimit }: { store: Store; hub: ChangeHub; batchBodyLimit: number },
 ): Promise<void> {
   /** A write's answer says where in the change log it stands, and the feed learns of it at once. */
   const logged = (reply: FastifyReply, { plant, position }: PlantChanged): PlantRecord => {
@@ -96,5 +97,19 @@ export async function plantRoutes(
       return reply.code(204).send();
     },
     own,
+  );
+
+  app.operation(
+    'writePlantBatch',
+    async (request, reply) => {
+      const { results, position } = await writeBatch(store, request.body);
+      logged(reply, { plant: results.at(-1)!.plant, position });
+      return {
+        results: results.map(({ plant, deleted }) =>
+          deleted ? { status: 204 as const } : { status: 200 as const, plant: toPlant(plant), etag: etagOf(plant) },
+        ),
+      };
+    },
+    { bodyLimit: batchBodyLimit },
   );
 }

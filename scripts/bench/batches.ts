@@ -1,0 +1,116 @@
+// Batches (PRODUCT.md, "Batch writes"): loading plants over the API with POST /plants/batch, each
+// request 1,000 creations, against what each store's reference reaches in the same rounds (A/B
+// interleaved), in plants (rows) a second:
+// - SQLite: single POST /plants at the write section's 50 connections; target >= 20x.
+// - PostgreSQL: pgbench, each transaction one 1,000-row multi-row INSERT of plant-sized rows into
+//   a bare table, with as many clients as the batches have connections; target >= 0.5x. The
+//   batches do more per row than that INSERT (the words of each name, a change in the log) and
+//   their Node process shares the two cores with PostgreSQL: the CPU per 1,000 plants is shown.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { COLUMNS, load, row, type LoadResult } from './load.js';
+import { connectOrSkip, pgbench, pgbenchRow, SERVER } from './postgres.js';
+import { startService } from './processes.js';
+import { against, fmt, median, table } from './report.js';
+import { refusals, warmUp, writeLoads, writeSpec, type WriteBench } from './writes.js';
+
+/** Creations in one batch, and batch requests under way at once (pgbench clients alike). */
+const SIZE = 1000;
+const CONNECTIONS = 4;
+
+/** Batches of SIZE new plants, ids counting up from far past the other loads'. */
+function batchLoad(b: WriteBench, seconds = b.seconds, database = false) {
+  let next = 2n * 10n ** 15n;
+  return {
+    database,
+    method: 'POST' as const,
+    headers: b.headers,
+    seconds,
+    connections: CONNECTIONS,
+    next: () => {
+      const ops: string[] = [];
+      for (let i = 0; i < SIZE; i++)
+        ops.push(`{"op":"create","plant":{"id":${next++},"name":"Monstera","tag":"tropical"}}`);
+      return { path: '/plants/batch', body: `{"operations":[${ops.join(',')}]}` };
+    },
+  };
+}
+
+/** pgbench's script: each transaction one INSERT of SIZE plant-sized rows with random ids. */
+function multiRowInsert(schema: string): string {
+  const rows = Array.from({ length: SIZE }, (_, i) => `(:id + ${i}, 'Monstera', 'tropical')`).join(', ');
+  return `\\set id random(1, 9000000000000000) * ${SIZE}\nINSERT INTO ${schema}.t (id, name, tag) VALUES ${rows} ON CONFLICT DO NOTHING;\n`;
+}
+
+const perPlant = (r: LoadResult) => r.rps * SIZE;
+
+async function onSqlite(b: WriteBench): Promise<void> {
+  console.log('\n### SQLite: batches of 1,000 creations against single POST /plants\n');
+  const service = await startService({
+    DATABASE_URL: `sqlite:${join(b.dir, 'batches.db')}`,
+    PLANT_STORE_TOKEN: b.token,
+  });
+  try {
+    const single = writeSpec(b, writeLoads(0));
+    await warmUp([[service, single]], ['POST']);
+    await load(service, batchLoad(b, 2));
+    const rows: (string | number)[][] = [];
+    const ratios: number[] = [];
+    const all: LoadResult[] = [];
+    for (let round = 1; round <= b.rounds; round++) {
+      const post = await load(service, single('POST'));
+      const batch = await load(service, batchLoad(b));
+      all.push(post, batch);
+      ratios.push(perPlant(batch) / post.rps);
+      rows.push(row(`${round} POST /plants`, post), row(`${round} POST /plants/batch`, batch));
+      rows.push([`${round} plants/s`, `${fmt(post.rps)} / ${fmt(perPlant(batch))}`]);
+    }
+    table(['round / load', ...COLUMNS], rows);
+    console.log(
+      against('plants a second, batches / single POSTs (median of rounds)', median(ratios), 'x', 20, true) +
+        `\nbatch p99 (median of rounds): ${fmt(median(all.filter((_, i) => i % 2).map((r) => r.p99)))} ms` +
+        refusals(all),
+    );
+  } finally {
+    await service.stop();
+  }
+}
+
+async function onPostgres(b: WriteBench): Promise<void> {
+  console.log('\n### PostgreSQL: batches of 1,000 creations against pgbench 1,000-row INSERTs\n');
+  const admin = await connectOrSkip();
+  if (!admin) return;
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const service = await startService({ DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: b.token });
+  try {
+    await admin.query(`CREATE TABLE ${schema}.t (id bigint PRIMARY KEY, name text NOT NULL, tag text)`);
+    await load(service, batchLoad(b, 3, true));
+    await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, 1);
+    const rows: (string | number)[][] = [];
+    const ratios: number[] = [];
+    const all: LoadResult[] = [];
+    for (let round = 1; round <= b.rounds; round++) {
+      const batch = await load(service, batchLoad(b, b.seconds, true));
+      const ref = await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, b.seconds);
+      all.push(batch);
+      ratios.push(perPlant(batch) / (ref.tps * SIZE));
+      rows.push(row(`${round} POST /plants/batch`, batch));
+      rows.push(pgbenchRow(`${round} pgbench (a transaction: 1,000 rows)`, ref));
+      rows.push([`${round} rows/s`, `${fmt(perPlant(batch))} / ${fmt(ref.tps * SIZE)}`]);
+    }
+    table(['round / load (a request: 1,000 rows)', ...COLUMNS], rows);
+    console.log(
+      against('rows a second, batches / pgbench (median of rounds)', median(ratios), 'x', 0.5, true) + refusals(all),
+    );
+  } finally {
+    await service.stop();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+export async function batchWrites(b: WriteBench): Promise<void> {
+  console.log(`\n## Batches of ${SIZE} creations, ${CONNECTIONS} connections, ${b.rounds} rounds of ${b.seconds} s\n`);
+  await onSqlite(b);
+  await onPostgres(b);
+}

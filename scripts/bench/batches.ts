@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { COLUMNS, load, row, type LoadResult } from './load.js';
 import { connectOrSkip, pgbench, pgbenchRow, SERVER } from './postgres.js';
 import { startService } from './processes.js';
-import { against, fmt, median, table } from './report.js';
+import { against, cpuCeiling, fmt, median, table } from './report.js';
 import { refusals, warmUp, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
 /** Creations in one batch, and batch requests under way at once (pgbench clients alike). */
@@ -56,18 +56,23 @@ async function onSqlite(b: WriteBench): Promise<void> {
     await load(service, batchLoad(b, 2));
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
+    const ceilings: number[] = [];
     const all: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, single('POST'));
       const batch = await load(service, batchLoad(b));
       all.push(post, batch);
       ratios.push(perPlant(batch) / post.rps);
+      // The writer runs on the thread that serves requests: one core, whatever the machine has.
+      ceilings.push(((1e6 / batch.cpu.server) * SIZE) / post.rps);
       rows.push(row(`${round} POST /plants`, post), row(`${round} POST /plants/batch`, batch));
       rows.push([`${round} plants/s`, `${fmt(post.rps)} / ${fmt(perPlant(batch))}`]);
     }
     table(['round / load', ...COLUMNS], rows);
     console.log(
       against('plants a second, batches / single POSTs (median of rounds)', median(ratios), 'x', 20, true) +
+        `\nbatch server CPU per 1,000 plants (median of rounds): ${fmt(median(all.filter((_, i) => i % 2).map((r) => r.cpu.server / 1000)))} ms;` +
+        ` at that, the one thread that serves and writes, kept busy, gives at most ${fmt(median(ceilings))}x the POSTs` +
         `\nbatch p99 (median of rounds): ${fmt(median(all.filter((_, i) => i % 2).map((r) => r.p99)))} ms` +
         refusals(all),
     );
@@ -89,10 +94,12 @@ async function onPostgres(b: WriteBench): Promise<void> {
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
     const all: LoadResult[] = [];
+    const refs: Awaited<ReturnType<typeof pgbench>>[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const batch = await load(service, batchLoad(b, b.seconds, true));
       const ref = await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, b.seconds);
       all.push(batch);
+      refs.push(ref);
       ratios.push(perPlant(batch) / (ref.tps * SIZE));
       rows.push(row(`${round} POST /plants/batch`, batch));
       rows.push(pgbenchRow(`${round} pgbench (a transaction: 1,000 rows)`, ref));
@@ -100,7 +107,20 @@ async function onPostgres(b: WriteBench): Promise<void> {
     }
     table(['round / load (a request: 1,000 rows)', ...COLUMNS], rows);
     console.log(
-      against('rows a second, batches / pgbench (median of rounds)', median(ratios), 'x', 0.5, true) + refusals(all),
+      against('rows a second, batches / pgbench (median of rounds)', median(ratios), 'x', 0.5, true) +
+        cpuCeiling(
+          'batch (1,000 rows)',
+          all,
+          refs.map((r) => r.tps),
+          'pgbench',
+        ) +
+        cpuCeiling(
+          'pgbench (1,000 rows)',
+          refs,
+          refs.map((r) => r.tps),
+          'itself',
+        ) +
+        refusals(all),
     );
   } finally {
     await service.stop();

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { inline } from '../../src/store/postgres/inline.js';
+import { inline, quoted } from '../../src/store/postgres/inline.js';
 import { POSTGRES_URL, suiteOptions } from '../support/stores.js';
 
 const STATEMENT = `SELECT $1::bigint[] AS ids, $2::text[] AS names, $3::text AS one, $4::bigint AS n,
@@ -48,6 +48,14 @@ describe('a statement with its parameters inlined', () => {
     assert.throws(() => inline({ text: 'SELECT $2::text', values: ['only one'] }), RangeError);
     assert.throws(() => inline({ text: 'SELECT $1::timestamptz', values: [new Date()] }), TypeError);
     assert.throws(() => inline({ text: 'SELECT $1::float8', values: [Number.NaN] }), TypeError);
+  });
+
+  it("quotes text exactly as pg's escapeLiteral does", () => {
+    const samples = [...NAMES.filter((n) => n !== null), "'", '\\', "\\'", "''\\\\", 'a'.repeat(70_000) + "'\\"];
+    for (let i = 0; i < 200; i++) {
+      samples.push(Array.from({ length: 20 }, () => 'ab\'\\" {},'.charAt(Math.floor(Math.random() * 9))).join(''));
+    }
+    for (const text of samples) assert.equal(quoted(text), pg.escapeLiteral(text), JSON.stringify(text));
   });
 
   describe('on PostgreSQL [postgres]', suiteOptions('postgres'), () => {

@@ -1,18 +1,34 @@
-import { escapeLiteral, type QueryConfig } from 'pg';
+import type { QueryConfig } from 'pg';
 
 /** A value an inlined statement may carry: what the write batch's statements bind. */
 type Literal = string | number | bigint | null | readonly (string | null)[];
 
+const NEEDS_ESCAPE = /[\\"]/;
+
 /** One element of an array literal, as pg writes it for a bound array: quoted, `\` and `"` escaped. */
-const element = (v: string | null) => (v === null ? 'NULL' : `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`);
+function element(v: string | null): string {
+  if (v === null) return 'NULL';
+  // Most values (ids, plain names) have nothing to escape: tested, not rewritten.
+  return NEEDS_ESCAPE.test(v) ? `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"` : `"${v}"`;
+}
+
+/**
+ * What pg's escapeLiteral writes (quotes doubled; with a backslash, an E'' string with backslashes
+ * doubled), by two native replaces where it adds a character at a time: a batch of 1,000 plants
+ * has arrays of tens of KB, which that loop took a tenth of the batch's CPU to write.
+ */
+export function quoted(text: string): string {
+  const inner = text.replace(/'/g, "''");
+  return text.includes('\\') ? ` E'${inner.replace(/\\/g, '\\\\')}'` : `'${inner}'`;
+}
 
 function literal(value: unknown): string {
   const v = value as Literal;
   if (v === null) return 'NULL';
-  if (typeof v === 'string') return escapeLiteral(v);
-  if (typeof v === 'bigint' || (typeof v === 'number' && Number.isFinite(v))) return escapeLiteral(String(v));
+  if (typeof v === 'string') return quoted(v);
+  if (typeof v === 'bigint' || (typeof v === 'number' && Number.isFinite(v))) return `'${v}'`;
   if (Array.isArray(v) && v.every((e) => e === null || typeof e === 'string')) {
-    return escapeLiteral(`{${v.map(element).join(',')}}`);
+    return quoted(`{${v.map(element).join(',')}}`);
   }
   throw new TypeError(`an inlined statement cannot carry ${typeof value} values`);
 }

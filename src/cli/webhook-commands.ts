@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { deliveryId } from '../domain/delivery-id.js';
 import { NotFoundError } from '../domain/errors.js';
 import { EVENT_TYPES, type EventType } from '../domain/webhook.js';
 import { ENDPOINT_ID, urlProblem } from '../domain/webhook-rules.js';
@@ -6,6 +7,7 @@ import { addWebhook, removeWebhook } from '../use-cases/webhooks.js';
 import type { CliIo } from './io.js';
 import { fail, outputIsTheProduct, printJson } from './output.js';
 import { printTable } from './table.js';
+import { webhookSteerCommands } from './webhook-steer-commands.js';
 import { withServices } from './with-services.js';
 
 /** `created` or `plant.created`, comma-separated. */
@@ -54,20 +56,25 @@ export function webhookCommands(program: Command, io: CliIo): void {
 
   webhook
     .command('list')
-    .description('list endpoints, their state and recent delivery outcomes (never their secrets)')
+    .description('list endpoints, their state, their last failure and recent delivery outcomes (never their secrets)')
     .option('--json', 'one JSON array of endpoint objects')
     .option('--recent <n>', 'recent attempts to show per endpoint', '5')
     .action(async (opts: { json?: boolean; recent: string }) => {
       const recent = Number(opts.recent);
       if (!Number.isInteger(recent) || recent < 0 || recent > 1000) fail('--recent must be an integer from 0 to 1000');
-      const list = await withServices(io, ({ store }) => store.webhooks.listEndpoints(recent));
+      const stored = await withServices(io, ({ store }) => store.webhooks.listEndpoints(recent));
+      // Each attempt with the id `webhook redeliver` takes.
+      const list = stored.map((e) => ({
+        ...e,
+        recent: e.recent.map((r) => ({ deliveryId: deliveryId(e.endpoint.id, r.eventId), ...r })),
+      }));
       if (opts.json) {
         printJson(io, list);
         return;
       }
       printTable(
         io.stdout,
-        ['ID', 'URL', 'EVENTS', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'CREATED'],
+        ['ID', 'URL', 'EVENTS', 'STATE', 'PENDING', 'DELIVERED', 'FAILED', 'LAST-FAILURE', 'CREATED'],
         list.map((e) => [
           e.endpoint.id,
           e.endpoint.url,
@@ -76,6 +83,7 @@ export function webhookCommands(program: Command, io: CliIo): void {
           String(e.pending),
           String(e.delivered),
           String(e.failed),
+          e.lastFailure ? `${e.lastFailure.reason} (${e.lastFailure.at.toISOString()})` : '-',
           e.endpoint.createdAt.toISOString(),
         ]),
       );
@@ -84,9 +92,9 @@ export function webhookCommands(program: Command, io: CliIo): void {
         io.stdout.write(`\nrecent attempts to ${e.endpoint.id}:\n`);
         printTable(
           io.stdout,
-          ['WEBHOOK-ID', 'TYPE', 'STATE', 'ATTEMPTS', 'LAST', 'AT'],
+          ['DELIVERY', 'TYPE', 'STATE', 'ATTEMPTS', 'LAST', 'AT'],
           e.recent.map((r) => [
-            r.eventId,
+            r.deliveryId,
             r.type,
             r.state,
             String(r.attempts),
@@ -119,4 +127,6 @@ export function webhookCommands(program: Command, io: CliIo): void {
           : `webhook ${id} is not subscribed (already removed, or never added); nothing changed\n`,
       );
     });
+
+  webhookSteerCommands(webhook, io);
 }

@@ -4,6 +4,16 @@ export const EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] a
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
+ * The type of what `webhook test` sends: no plant changed, so it is in no change log and no
+ * outbox, and an endpoint receives it whatever types it subscribes to.
+ */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** A test event's body: its type, the endpoint it was sent to, and when (RFC 3339). */
+export const testEventBody = (endpointId: string, at: Date) =>
+  JSON.stringify({ type: TEST_EVENT_TYPE, endpoint: endpointId, time: at.toISOString() });
+
+/**
  * One change, written to the change log in the same transaction as the change: the feed serves
  * it, and the outbox delivers it to the endpoints that subscribe to its type.
  */
@@ -42,6 +52,8 @@ export interface EndpointStatus {
   pending: number;
   delivered: number;
   failed: number;
+  /** Why its last failed attempt failed, in a few words (`HTTP 500`, `timeout`), and when; null if none has. */
+  lastFailure: { reason: string; at: Date } | null;
   /** Latest attempts, newest first. */
   recent: {
     eventId: string;
@@ -69,6 +81,8 @@ export interface DueDelivery {
   plantId: bigint;
   body: string;
   eventCreatedAt: number;
+  /** When its retry window started: its event's time, or when `webhook redeliver` sent it again. */
+  windowFrom: number;
   endpointId: string;
   url: string;
   /** As stored (see WebhookEndpoint.secret). */
@@ -83,9 +97,25 @@ export interface AttemptResult {
   at: number;
   status: number | null;
   error: string | null;
+  /** A failed attempt's reason in a few words, kept by its endpoint (`webhook list`); null when delivered. */
+  reason: string | null;
   /** delivered: 2xx; retry: again at nextAttemptAt; failed: given up (window over, or endpoint gone). */
   outcome: 'delivered' | 'retry' | 'failed';
   nextAttemptAt: number;
   /** 410 Gone: disable the endpoint and give up its pending deliveries. */
   disableEndpoint: string | null;
+}
+
+/** Where a delivery stands: pending (due, or retried later), delivered, or failed (given up). */
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+/** A delivery `webhook redeliver` found, as it was, and whether it put it back in the outbox. */
+export interface Redelivery {
+  endpointId: string;
+  /** Its `webhook-id`. */
+  eventId: string;
+  state: DeliveryState;
+  /** Why its endpoint is disabled (a disabled endpoint is sent nothing), or null. */
+  endpointDisabled: string | null;
+  queued: boolean;
 }

@@ -7,7 +7,7 @@ import { fairShares } from './fair-share.js';
 import type { WebhookMetrics } from './metrics.js';
 import { decideAttempt, windowEnd } from './outcome.js';
 import { send, type SendResult } from './send.js';
-import { openSecret, sign } from './signing.js';
+import { openSecret, signedHeaders } from './signing.js';
 
 /** A claim outlives the longest attempt by this much, so a crashed instance's claims expire soon after. */
 const LEASE_MARGIN_MS = 5_000;
@@ -131,11 +131,14 @@ export class Dispatcher {
   private async attempt(d: DueDelivery, leaseUntil: number): Promise<void> {
     const started = Date.now();
     // Claimed again after its window, when an attempt could not be recorded: given up unsent.
-    const r = started > windowEnd(d, this.config) ? windowOver : await this.send(d, started);
+    const late = started > windowEnd(d, this.config);
+    const r = late ? windowOver : await this.send(d, started);
     const at = Date.now();
-    const result = decideAttempt(d, r, at, this.config);
+    const decided = decideAttempt(d, r, at, this.config);
+    // Nothing was sent: the endpoint's last failure stays what its last attempt met.
+    const result = late ? { ...decided, reason: null } : decided;
     const { outcome, error } = result;
-    this.metrics.attempt(outcome, (at - d.eventCreatedAt) / 1000);
+    this.metrics.attempt(d.endpointId, outcome, (at - d.eventCreatedAt) / 1000);
     const entry = {
       webhookId: d.eventId,
       type: d.type,
@@ -157,22 +160,11 @@ export class Dispatcher {
     const timestamp = Math.floor(started / 1000);
     try {
       const secret = openSecret(d.secret, this.config.webhookSecretKey);
-      const headers = {
-        'content-type': 'application/json',
-        'user-agent': 'plant-store-webhooks',
-        'webhook-id': d.eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': sign(secret, d.eventId, timestamp, d.body),
-        'webhook-event-type': d.type,
-      };
-      return await send(
-        d.url,
-        headers,
-        d.body,
-        this.config.webhookTimeoutMs,
-        this.config.webhookAllowPrivate,
-        this.stopping.signal,
-      );
+      return await send(d.url, signedHeaders(secret, d.eventId, timestamp, d.body, d.type), d.body, {
+        timeoutMs: this.config.webhookTimeoutMs,
+        allowPrivate: this.config.webhookAllowPrivate,
+        signal: this.stopping.signal,
+      });
     } catch (err) {
       // Nothing was sent (no usable secret): retried, so fixing WEBHOOK_SECRET_KEY recovers.
       return { status: null, error: err instanceof Error ? err.message : String(err), retryAfterMs: null };

@@ -1,5 +1,6 @@
 import type { WebhookConfig } from '../config/config.js';
 import type { AttemptResult, DueDelivery } from '../domain/webhook.js';
+import { failureReason } from './failure-reason.js';
 import type { SendResult } from './send.js';
 
 /** The longest error text kept for `webhook list` (a TLS error can quote a whole certificate's names). */
@@ -21,8 +22,11 @@ export function retryDelay(
   return Math.ceil(Math.max(jittered, retryAfterMs ?? 0));
 }
 
-/** When a delivery's retry window ends: no attempt of it starts after this. */
-export const windowEnd = (d: DueDelivery, config: WebhookConfig) => d.eventCreatedAt + config.webhookRetryWindowMs;
+/**
+ * When a delivery's retry window ends: no attempt of it starts after this. It starts at its event,
+ * or when `webhook redeliver` sent it again.
+ */
+export const windowEnd = (d: DueDelivery, config: WebhookConfig) => d.windowFrom + config.webhookRetryWindowMs;
 
 /**
  * Text that came from a peer (an error message can quote a certificate or an address), as the
@@ -49,16 +53,25 @@ export function decideAttempt(
 ): AttemptResult {
   const base = { eventSeq: d.eventSeq, endpointId: d.endpointId, at, status: r.status };
   if (r.status !== null && r.status >= 200 && r.status < 300) {
-    return { ...base, error: null, outcome: 'delivered', nextAttemptAt: at, disableEndpoint: null };
+    return { ...base, error: null, reason: null, outcome: 'delivered', nextAttemptAt: at, disableEndpoint: null };
   }
   const error = storableError(r.error ?? `HTTP ${r.status}`);
+  const reason = storableError(failureReason(r));
   if (r.status === 410) {
-    return { ...base, error, outcome: 'failed', nextAttemptAt: at, disableEndpoint: 'the endpoint answered 410 Gone' };
+    return {
+      ...base,
+      error,
+      reason,
+      outcome: 'failed',
+      nextAttemptAt: at,
+      disableEndpoint: 'the endpoint answered 410 Gone',
+    };
   }
   const end = windowEnd(d, config);
   const failed = (why: string) => ({
     ...base,
     error: why,
+    reason,
     outcome: 'failed' as const,
     nextAttemptAt: at,
     disableEndpoint: null,
@@ -68,5 +81,5 @@ export function decideAttempt(
   }
   const next = at + retryDelay(d.attempts + 1, config, r.retryAfterMs, random);
   if (next > end) return failed(error);
-  return { ...base, error, outcome: 'retry', nextAttemptAt: next, disableEndpoint: null };
+  return { ...base, error, reason, outcome: 'retry', nextAttemptAt: next, disableEndpoint: null };
 }

@@ -12,19 +12,30 @@ export interface SendResult {
   error: string | null;
   /** Retry-After in milliseconds (bounded: retry-after.ts), when the answer carried a valid one. */
   retryAfterMs: number | null;
+  /** The answer's first `keepBytes` bytes, as text, when they were asked for and an answer came. */
+  bodyStart?: string;
+}
+
+export interface SendOptions {
+  /** The whole attempt's bound: connect, send, answer. */
+  timeoutMs: number;
+  /** WEBHOOK_ALLOW_PRIVATE: loopback and private addresses may be reached. */
+  allowPrivate: boolean;
+  signal?: AbortSignal;
+  /** How much of the answer's body to keep (`webhook test` prints it); none by default. */
+  keepBytes?: number;
 }
 
 /**
  * One POST. Redirects are not followed (a 3xx is a failed attempt), the whole attempt is bounded
- * by `timeoutMs`, and the answer's body is read and dropped, at most 64 KiB of it.
+ * by `timeoutMs`, and the answer's body is read, at most 64 KiB of it, and dropped but for the
+ * first `keepBytes`.
  */
 export function send(
   url: string,
   headers: Record<string, string>,
   body: string,
-  timeoutMs: number,
-  allowPrivate: boolean,
-  signal?: AbortSignal,
+  { timeoutMs, allowPrivate, signal, keepBytes = 0 }: SendOptions,
 ): Promise<SendResult> {
   return new Promise((resolve) => {
     const target = new URL(url);
@@ -52,17 +63,25 @@ export function send(
       ...(signal && { signal }),
     });
     const timer = setTimeout(() => {
-      req.destroy(new Error(`no answer within ${timeoutMs} ms`));
+      req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
     }, timeoutMs);
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       const retryAfter = parseRetryAfter(res.headers['retry-after']);
+      const kept: Buffer[] = [];
       let read = 0;
       res.on('data', (chunk: Buffer) => {
+        if (read < keepBytes) kept.push(chunk.subarray(0, keepBytes - read));
         read += chunk.length;
         if (read > 65_536) res.destroy();
       });
-      const finish = () => done({ status, error: null, retryAfterMs: retryAfter });
+      const finish = () =>
+        done({
+          status,
+          error: null,
+          retryAfterMs: retryAfter,
+          ...(keepBytes > 0 && { bodyStart: Buffer.concat(kept).toString('utf8') }),
+        });
       res.on('end', finish);
       res.on('close', finish);
       res.on('error', finish);

@@ -17,6 +17,27 @@ export function sign(secret: string, id: string, timestampSeconds: number, body:
 }
 
 /**
+ * The headers of one delivery attempt, or of a test event: Standard Webhooks' three (the
+ * signature over this `id`, `timestampSeconds` and `body`) and the event's type.
+ */
+export function signedHeaders(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+  type: string,
+): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'plant-store-webhooks',
+    'webhook-id': id,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': sign(secret, id, timestampSeconds, body),
+    'webhook-event-type': type,
+  };
+}
+
+/**
  * How a secret is kept in the store: encrypted with AES-256-GCM under WEBHOOK_SECRET_KEY when
  * that is set (`aes256gcm:<iv>:<ciphertext>:<tag>`), as is otherwise.
  */

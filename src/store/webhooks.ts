@@ -1,4 +1,11 @@
-import type { AttemptResult, DueDelivery, EndpointStatus, EndpointsDue, WebhookEndpoint } from '../domain/webhook.js';
+import type {
+  AttemptResult,
+  DueDelivery,
+  EndpointStatus,
+  EndpointsDue,
+  Redelivery,
+  WebhookEndpoint,
+} from '../domain/webhook.js';
 
 /** The subscribers: `webhook add`, `list` and `remove`. */
 export interface WebhookEndpoints {
@@ -7,6 +14,8 @@ export interface WebhookEndpoints {
   listEndpoints(recent: number): Promise<EndpointStatus[]>;
   /** Resolves to false when no endpoint has this id; its pending deliveries go with it. */
   removeEndpoint(id: string): Promise<boolean>;
+  /** The endpoint with this id, its secret as stored, or undefined (`webhook test`). */
+  findEndpoint(id: string): Promise<WebhookEndpoint | undefined>;
 }
 
 /**
@@ -26,9 +35,21 @@ export interface Outbox {
    * can be claimed now (see endpointsDue), the earliest due first; none of a disabled endpoint.
    */
   claimDeliveries(now: number, leaseUntil: number, limits: ReadonlyMap<string, number>): Promise<DueDelivery[]>;
-  /** One attempt's outcome; one that disables its endpoint gives up the endpoint's pending deliveries. */
+  /**
+   * One attempt's outcome; one that disables its endpoint gives up the endpoint's pending
+   * deliveries. A failed attempt's reason and time become its endpoint's last failure.
+   */
   recordAttempt(result: AttemptResult): Promise<void>;
   countPendingDeliveries(): Promise<number>;
+  /** Every endpoint's id and its pending deliveries (none: 0). */
+  pendingByEndpoint(): Promise<Map<string, number>>;
+  /**
+   * `webhook redeliver`: the deliveries of the event with this webhook-id (to `endpointId` only,
+   * when given), each as it was, oldest endpoint first. Those given up whose endpoint is enabled
+   * are put back in the outbox at once: due `now`, a new retry window from `now`, their attempts
+   * counted from none, and `queued`.
+   */
+  redeliver(target: { eventId: string; endpointId?: string }, now: number): Promise<Redelivery[]>;
 }
 
 /** Webhook endpoints and their outbox: one kind, since every delivery belongs to an endpoint. */
@@ -51,3 +72,24 @@ export const claimable = (now: string) => `d.state = 'pending' AND d.next_attemp
  * the random ids they were given.
  */
 export const eventIdOf = (ev: string) => `coalesce(${ev}.id, 'msg_' || ${ev}.seq)`;
+
+/**
+ * How a store finds the event with a webhook-id: a new change's (`msg_<position>`, an int64) by
+ * its position, the key; an event from before the change log by the id it was given.
+ */
+export function eventLookup(eventId: string): { position: bigint } | { id: string } {
+  const digits = /^msg_([1-9][0-9]{0,18})$/.exec(eventId)?.[1];
+  return digits !== undefined && BigInt(digits) <= 2n ** 63n - 1n ? { position: BigInt(digits) } : { id: eventId };
+}
+
+/**
+ * The deliveries of the events `where` matches (on row `ev`), to the endpoint `endpoint` names or,
+ * when that is null, to every one, oldest endpoint first, in SQL both stores run (`webhook
+ * redeliver`): each with its event's webhook-id, its state, and why its endpoint is disabled.
+ */
+export const deliveriesOfEvent = (where: string, endpoint: string) =>
+  `SELECT d.event_seq, d.endpoint_id, ${eventIdOf('ev')} AS event_id, d.state,
+     CASE WHEN e.enabled THEN NULL ELSE coalesce(e.disabled_reason, 'disabled') END AS disabled_reason
+   FROM events ev JOIN deliveries d ON d.event_seq = ev.seq JOIN webhook_endpoints e ON e.id = d.endpoint_id
+   WHERE ${where} AND (${endpoint} IS NULL OR d.endpoint_id = ${endpoint})
+   ORDER BY e.created_at, e.id`;

@@ -146,7 +146,7 @@ describe('connect time: send() and guardedLookup refuse them too', () => {
     '[fec0::1]',
   ]) {
     it(`send to http://${host}:9/ is refused before connecting`, async () => {
-      const r = await send(`http://${host}:9/`, {}, '{}', 2000, false);
+      const r = await send(`http://${host}:9/`, {}, '{}', { timeoutMs: 2000, allowPrivate: false });
       assert.equal(r.status, null);
       assert.match(r.error ?? '', /^EPRIVATEADDRESS: .* is not a public address/);
     });

@@ -61,6 +61,7 @@ describe("an attempt's outcome", () => {
     plantId: 1n,
     body: '{}',
     eventCreatedAt: at - 1000,
+    windowFrom: at - 1000,
     endpointId: 'ep_x',
     url: 'http://127.0.0.1:9/',
     secret: 'whsec_AAAA',
@@ -82,7 +83,7 @@ describe("an attempt's outcome", () => {
   });
 
   it('gives up when the backoff reaches past the window; 410 disables; 2xx delivers', () => {
-    const late = { ...d, eventCreatedAt: at - window + 500 };
+    const late = { ...d, eventCreatedAt: at - window + 500, windowFrom: at - window + 500 };
     const r = decideAttempt(
       late,
       { status: null, error: 'ECONNREFUSED: refused', retryAfterMs: null },

@@ -302,6 +302,10 @@ describe('webhook add refuses unsafe URLs', () => {
     assert.equal((await postPlant(s, s.token, '{"id":1,"name":"a"}')).status, 200);
     assert.ok(await until(() => s.logs.some((l) => l.includes('EPRIVATEADDRESS'))), s.logs.join('\n'));
     assert.equal(hook.requests.length, 0);
+    // The attempt is logged, then recorded.
+    const reason = async () => (await s.services.store.webhooks.listEndpoints(0))[0]!.lastFailure?.reason;
+    assert.ok(await pollUntil(async () => (await reason()) !== undefined, 5_000));
+    assert.equal(await reason(), 'refused: private address', 'webhook list says why');
   });
 });
 

@@ -70,6 +70,7 @@ for (const kind of stores) {
           at: now,
           status: 200,
           error: null,
+          reason: null,
           outcome: 'delivered',
           nextAttemptAt: now,
           disableEndpoint: null,
@@ -156,6 +157,7 @@ for (const kind of stores) {
         at: now,
         status: 410,
         error: 'HTTP 410',
+        reason: 'HTTP 410',
         outcome: 'failed',
         nextAttemptAt: now,
         disableEndpoint: 'the endpoint answered 410 Gone',
@@ -171,6 +173,12 @@ for (const kind of stores) {
         [d.endpoint.enabled, d.endpoint.disabledReason, d.pending, d.failed],
         [false, 'the endpoint answered 410 Gone', 0, 2],
       );
+      assert.deepEqual(
+        d.lastFailure,
+        { reason: 'HTTP 410', at: new Date(now) },
+        "the failed attempt's reason and time",
+      );
+      assert.equal(listed[0]!.lastFailure, null, 'ep_a has had no failure');
       assert.deepEqual(
         d.recent.map((r) => [r.state, r.status]),
         [['failed', 410]],

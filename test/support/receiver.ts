@@ -15,8 +15,8 @@ export const FAST_WEBHOOKS = {
   WEBHOOK_POLL_INTERVAL_MS: '50',
 };
 
-/** What the receiver does with one request: answer a status (with headers), drop the connection, or hang. */
-export type Behaviour = { status: number; headers?: Record<string, string> } | 'drop' | 'hang';
+/** What the receiver does with one request: answer a status (with headers and a body), drop the connection, or hang. */
+export type Behaviour = { status: number; headers?: Record<string, string>; body?: string } | 'drop' | 'hang';
 
 /**
  * A real webhook subscriber on 127.0.0.1. Every request is recorded (also those it then fails);
@@ -69,7 +69,7 @@ export class Receiver {
       return;
     }
     received.status = b.status;
-    res.writeHead(b.status, b.headers).end();
+    res.writeHead(b.status, b.headers).end(b.body);
   }
 
   async close(): Promise<void> {

@@ -217,6 +217,12 @@ ${wordsFollow(
    CREATE TABLE change_log (floor bigint NOT NULL);
    INSERT INTO change_log (floor) SELECT greatest((extract(epoch FROM clock_timestamp()) * 1000000)::bigint,
      coalesce(max(seq), 0) + 1) FROM events;`,
+  // Webhooks an operator can steer. An endpoint keeps its last failed attempt's reason and time
+  // (`webhook list`), which outlive the deliveries the change log prunes. A delivery given up and
+  // sent again by `webhook redeliver` keeps when that was: its retry window starts there instead
+  // of at its event's time.
+  `ALTER TABLE webhook_endpoints ADD COLUMN last_failure text, ADD COLUMN last_failure_at bigint;
+   ALTER TABLE deliveries ADD COLUMN redelivered_at bigint;`,
 ];
 
 /**

@@ -1,5 +1,6 @@
 import type { AttemptResult, DueDelivery, EndpointsDue, EventType } from '../../domain/webhook.js';
 import { claimable, eventIdOf, type Outbox } from '../webhooks.js';
+import { postgresRedeliver } from './redeliver.js';
 import type { Run } from './rows.js';
 
 const STATE = { delivered: 'delivered', retry: 'pending', failed: 'failed' } as const;
@@ -9,6 +10,7 @@ const CLAIMABLE = claimable('$1');
 /** The dispatcher's statements; `FOR UPDATE SKIP LOCKED` lets instances share the work. */
 export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Promise<T>) => Promise<T>): Outbox {
   return {
+    ...postgresRedeliver(transaction),
     async endpointsDue(now: number): Promise<EndpointsDue> {
       const rows = await run<{ id: string; due: boolean }>({
         name: 'deliveries-endpoints-due',
@@ -28,6 +30,7 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
         event_seq: string;
         endpoint_id: string;
         attempts: number;
+        redelivered_at: string | null;
         id: string;
         type: string;
         plant_id: string;
@@ -52,8 +55,8 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
                  UPDATE deliveries d SET locked_until = $2 FROM due
                  WHERE d.event_seq = due.event_seq AND d.endpoint_id = due.endpoint_id
                    AND (d.locked_until IS NULL OR d.locked_until <= $1)
-                 RETURNING d.event_seq, d.endpoint_id, d.attempts)
-               SELECT c.event_seq, c.endpoint_id, c.attempts, ${eventIdOf('ev')} AS id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
+                 RETURNING d.event_seq, d.endpoint_id, d.attempts, d.redelivered_at)
+               SELECT c.event_seq, c.endpoint_id, c.attempts, c.redelivered_at, ${eventIdOf('ev')} AS id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
                FROM c JOIN events ev ON ev.seq = c.event_seq JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
         values: [String(now), String(leaseUntil), [...limits.keys()], [...limits.values()]],
       });
@@ -64,6 +67,7 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
         plantId: BigInt(r.plant_id),
         body: r.body,
         eventCreatedAt: Number(r.created_at),
+        windowFrom: Number(r.redelivered_at ?? r.created_at),
         endpointId: r.endpoint_id,
         url: r.url,
         secret: r.secret,
@@ -72,6 +76,14 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
     },
     recordAttempt(r: AttemptResult): Promise<void> {
       return transaction(async (run) => {
+        // A failure locks its endpoint's row before any delivery's, as every failure does (a 410
+        // then gives up the endpoint's pending deliveries): two never wait for each other's.
+        if (r.reason !== null) {
+          await run({
+            text: 'UPDATE webhook_endpoints SET last_failure = $1, last_failure_at = $2 WHERE id = $3',
+            values: [r.reason, String(r.at), r.endpointId],
+          });
+        }
         await run({
           text: `UPDATE deliveries SET state = $1, attempts = attempts + 1, next_attempt_at = $2, locked_until = NULL,
                    last_status = $3, last_error = $4, last_attempt_at = $5,
@@ -99,6 +111,14 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
           });
         }
       });
+    },
+    async pendingByEndpoint(): Promise<Map<string, number>> {
+      const rows = await run<{ id: string; n: string }>({
+        name: 'deliveries-pending-by-endpoint',
+        text: `SELECT e.id, (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending') AS n
+               FROM webhook_endpoints e`,
+      });
+      return new Map(rows.map((r) => [r.id, Number(r.n)]));
     },
     async countPendingDeliveries(): Promise<number> {
       const [row] = await run<{ n: string }>({

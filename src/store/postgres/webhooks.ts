@@ -4,6 +4,29 @@ import { eventIdOf, type WebhookStore } from '../webhooks.js';
 import { postgresOutbox } from './outbox.js';
 import type { Run } from './rows.js';
 
+interface StoredEndpointRow {
+  id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: string;
+}
+
+/** An endpoint as `webhook add` made it and a backup holds it (not its deliveries' outcomes). */
+const STORED_COLUMNS = 'id, url, events, secret, enabled, disabled_reason, created_at';
+
+const storedEndpoint = (e: StoredEndpointRow): WebhookEndpoint => ({
+  id: e.id,
+  url: e.url,
+  events: e.events as EventType[],
+  secret: e.secret,
+  enabled: e.enabled,
+  disabledReason: e.disabled_reason,
+  createdAt: new Date(Number(e.created_at)),
+});
+
 /** The webhook endpoints of the PostgreSQL store, and their outbox (outbox.ts). */
 export function postgresWebhooks(
   run: Run,
@@ -24,11 +47,13 @@ export function postgresWebhooks(
         enabled: boolean;
         disabled_reason: string | null;
         created_at: string;
+        last_failure: string | null;
+        last_failure_at: string | null;
         pending: string;
         delivered: string;
         failed: string;
       }>({
-        text: `SELECT e.id, e.url, e.events, e.enabled, e.disabled_reason, e.created_at,
+        text: `SELECT e.id, e.url, e.events, e.enabled, e.disabled_reason, e.created_at, e.last_failure, e.last_failure_at,
                  (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending') AS pending,
                  (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'delivered') AS delivered,
                  (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'failed') AS failed
@@ -62,6 +87,8 @@ export function postgresWebhooks(
           pending: Number(e.pending),
           delivered: Number(e.delivered),
           failed: Number(e.failed),
+          lastFailure:
+            e.last_failure === null ? null : { reason: e.last_failure, at: new Date(Number(e.last_failure_at)) },
           recent: recentRows.map((r) => ({
             eventId: r.event_id,
             type: r.type,
@@ -80,38 +107,29 @@ export function postgresWebhooks(
         (await run({ text: 'DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id', values: [id] })).length === 1
       );
     },
+    async findEndpoint(id: string): Promise<WebhookEndpoint | undefined> {
+      const [row] = await run<StoredEndpointRow>({
+        text: `SELECT ${STORED_COLUMNS} FROM webhook_endpoints WHERE id = $1`,
+        values: [id],
+      });
+      return row && storedEndpoint(row);
+    },
     ...postgresOutbox(run, transaction),
   };
 }
 
-interface StoredEndpointRow {
-  id: string;
-  url: string;
-  events: string[];
-  secret: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: string;
-}
-
-/** Endpoints in a backup, with their state (enabled or not, and why) and their secrets as stored. */
+/**
+ * Endpoints in a backup, with their state (enabled or not, and why) and their secrets as stored;
+ * not their last failure, which is of deliveries a backup does not hold.
+ */
 export const endpointsInBackup: RecordsInBackup<WebhookEndpoint, Run> = {
   tables: ['webhook_endpoints'],
   snapshot: (run) => ({
     async *pages() {
       const rows = await run<StoredEndpointRow>({
-        text: `SELECT id, url, events, secret, enabled, disabled_reason, created_at
-               FROM webhook_endpoints ORDER BY created_at, id`,
+        text: `SELECT ${STORED_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`,
       });
-      yield rows.map((e) => ({
-        id: e.id,
-        url: e.url,
-        events: e.events as EventType[],
-        secret: e.secret,
-        enabled: e.enabled,
-        disabledReason: e.disabled_reason,
-        createdAt: new Date(Number(e.created_at)),
-      }));
+      yield rows.map(storedEndpoint);
     },
   }),
   restore: (run) => ({
@@ -122,8 +140,7 @@ export const endpointsInBackup: RecordsInBackup<WebhookEndpoint, Run> = {
     async insert(endpoints) {
       for (const e of endpoints) {
         await run({
-          text: `INSERT INTO webhook_endpoints (id, url, events, secret, enabled, disabled_reason, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          text: `INSERT INTO webhook_endpoints (${STORED_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
           values: [e.id, e.url, e.events, e.secret, e.enabled, e.disabledReason, String(e.createdAt.getTime())],
         });
       }

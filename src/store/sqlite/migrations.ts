@@ -200,6 +200,13 @@ export const sqliteMigrations: string[] = [
    CREATE TABLE change_log (floor INTEGER NOT NULL) STRICT;
    INSERT INTO change_log (floor)
    SELECT max(${SQLITE_NOW_MICROSECONDS}, coalesce((SELECT max(seq) FROM events), 0) + 1);`,
+  // Webhooks an operator can steer. An endpoint keeps its last failed attempt's reason and time
+  // (`webhook list`), which outlive the deliveries the change log prunes. A delivery given up and
+  // sent again by `webhook redeliver` keeps when that was: its retry window starts there instead
+  // of at its event's time.
+  `ALTER TABLE webhook_endpoints ADD COLUMN last_failure TEXT;
+   ALTER TABLE webhook_endpoints ADD COLUMN last_failure_at INTEGER;
+   ALTER TABLE deliveries ADD COLUMN redelivered_at INTEGER;`,
 ];
 
 /**

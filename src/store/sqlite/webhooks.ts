@@ -12,6 +12,8 @@ interface EndpointRow {
   enabled: bigint;
   disabled_reason: string | null;
   created_at: bigint;
+  last_failure: string | null;
+  last_failure_at: bigint | null;
   pending: bigint;
   delivered: bigint;
   failed: bigint;
@@ -30,12 +32,35 @@ interface RecentRow {
 /** Event types as stored: one string, separated by spaces. */
 const eventsFromColumn = (events: string) => events.split(' ').filter(Boolean) as EventType[];
 
+interface StoredEndpointRow {
+  id: string;
+  url: string;
+  events: string;
+  secret: string;
+  enabled: bigint;
+  disabled_reason: string | null;
+  created_at: bigint;
+}
+
+/** An endpoint as `webhook add` made it and a backup holds it (not its deliveries' outcomes). */
+const STORED_COLUMNS = 'id, url, events, secret, enabled, disabled_reason, created_at';
+
+const storedEndpoint = (e: StoredEndpointRow): WebhookEndpoint => ({
+  id: e.id,
+  url: e.url,
+  events: eventsFromColumn(e.events),
+  secret: e.secret,
+  enabled: e.enabled === 1n,
+  disabledReason: e.disabled_reason,
+  createdAt: new Date(Number(e.created_at)),
+});
+
 /** The webhook endpoints of the SQLite store, and their outbox (outbox.ts). */
 export function sqliteWebhooks(access: SqliteAccess): WebhookStore {
   const { read, write, writer } = access;
   const s = {
     list: read.prepare<[], EndpointRow>(
-      `SELECT e.id, e.url, e.events, e.enabled, e.disabled_reason, e.created_at,
+      `SELECT e.id, e.url, e.events, e.enabled, e.disabled_reason, e.created_at, e.last_failure, e.last_failure_at,
          (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending') AS pending,
          (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'delivered') AS delivered,
          (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'failed') AS failed
@@ -50,11 +75,17 @@ export function sqliteWebhooks(access: SqliteAccess): WebhookStore {
       'INSERT INTO webhook_endpoints (id, url, events, secret, enabled, created_at) VALUES (?, ?, ?, ?, 1, ?)',
     ),
     remove: write.prepare('DELETE FROM webhook_endpoints WHERE id = ?'),
+    find: read.prepare<[string], StoredEndpointRow>(`SELECT ${STORED_COLUMNS} FROM webhook_endpoints WHERE id = ?`),
   };
   return {
     insertEndpoint: (e) =>
       writer.run(() => void s.insert.run(e.id, e.url, e.events.join(' '), e.secret, e.createdAt.getTime())),
     removeEndpoint: (id) => writer.run(() => s.remove.run(id).changes === 1),
+    findEndpoint: (id) =>
+      sqliteRead(() => {
+        const row = s.find.get(id);
+        return row && storedEndpoint(row);
+      }),
     listEndpoints: (recent) =>
       sqliteRead(() =>
         s.list.all().map((e) => ({
@@ -69,6 +100,8 @@ export function sqliteWebhooks(access: SqliteAccess): WebhookStore {
           pending: Number(e.pending),
           delivered: Number(e.delivered),
           failed: Number(e.failed),
+          lastFailure:
+            e.last_failure === null ? null : { reason: e.last_failure, at: new Date(Number(e.last_failure_at)) },
           recent: s.recent.all(e.id, recent).map((r) => ({
             eventId: r.event_id,
             type: r.type,
@@ -84,45 +117,26 @@ export function sqliteWebhooks(access: SqliteAccess): WebhookStore {
   };
 }
 
-interface StoredEndpointRow {
-  id: string;
-  url: string;
-  events: string;
-  secret: string;
-  enabled: bigint;
-  disabled_reason: string | null;
-  created_at: bigint;
-}
-
-/** Endpoints in a backup, with their state (enabled or not, and why) and their secrets as stored. */
+/**
+ * Endpoints in a backup, with their state (enabled or not, and why) and their secrets as stored;
+ * not their last failure, which is of deliveries a backup does not hold.
+ */
 export const endpointsInBackup: RecordsInBackup<WebhookEndpoint, Database.Database> = {
   tables: ['webhook_endpoints'],
   snapshot(db) {
     const list = db.prepare<[], StoredEndpointRow>(
-      `SELECT id, url, events, secret, enabled, disabled_reason, created_at
-       FROM webhook_endpoints ORDER BY created_at, id`,
+      `SELECT ${STORED_COLUMNS} FROM webhook_endpoints ORDER BY created_at, id`,
     );
     return {
       async *pages() {
-        yield list.all().map((e) => ({
-          id: e.id,
-          url: e.url,
-          events: eventsFromColumn(e.events),
-          secret: e.secret,
-          enabled: e.enabled === 1n,
-          disabledReason: e.disabled_reason,
-          createdAt: new Date(Number(e.created_at)),
-        }));
+        yield list.all().map(storedEndpoint);
       },
     };
   },
   restore(db) {
     const s = {
       count: db.prepare<[], { n: bigint }>('SELECT count(*) AS n FROM webhook_endpoints'),
-      insert: db.prepare(
-        `INSERT INTO webhook_endpoints (id, url, events, secret, enabled, disabled_reason, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ),
+      insert: db.prepare(`INSERT INTO webhook_endpoints (${STORED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`),
     };
     return {
       count: async () => Number(s.count.get()!.n),

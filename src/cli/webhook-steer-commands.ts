@@ -1,0 +1,56 @@
+import type { Command } from 'commander';
+import { deliveryId } from '../domain/delivery-id.js';
+import { ENDPOINT_ID } from '../domain/webhook-rules.js';
+import { redeliverWebhook } from '../use-cases/redeliver-webhook.js';
+import { ANSWER_BYTES, testWebhook, type TestAnswer } from '../use-cases/test-webhook.js';
+import type { CliIo } from './io.js';
+import { fail } from './output.js';
+import { withServices } from './with-services.js';
+
+/** The answer's first bytes as a JSON string: a subscriber's bytes never reach the terminal raw. */
+function bodyLine(a: TestAnswer): string | undefined {
+  if (!a.bodyStart) return undefined;
+  const more = Buffer.byteLength(a.bodyStart) >= ANSWER_BYTES ? ' …' : '';
+  return `body: ${JSON.stringify(a.bodyStart)}${more}`;
+}
+
+/** `webhook test` and `webhook redeliver`: what an operator steers deliveries with. */
+export function webhookSteerCommands(webhook: Command, io: CliIo): void {
+  webhook
+    .command('test')
+    .description(
+      'send the endpoint a signed webhook.test event now (not through the outbox) and print its answer; ' +
+        'exit 1 unless it answers 2xx',
+    )
+    .argument('<id>', 'the endpoint id shown by webhook add and webhook list')
+    .action(async (id: string) => {
+      if (!ENDPOINT_ID.test(id)) fail(`"${id}" is not an endpoint id (ep_ and 16 characters, as webhook list shows)`);
+      const a = await withServices(io, ({ store, config }) => testWebhook(store, config, id));
+      const disabled = a.endpoint.enabled ? '' : ` (disabled: ${a.endpoint.disabledReason}; sent all the same)`;
+      const lines = [
+        `sent webhook.test ${a.webhookId} to ${a.endpoint.url}${disabled}`,
+        a.status === null ? `no answer after ${a.ms} ms: ${a.error}` : `HTTP ${a.status} in ${a.ms} ms`,
+        bodyLine(a),
+      ];
+      io.stdout.write(`${lines.filter((l) => l !== undefined).join('\n')}\n`);
+      if (a.status === null) fail(`the endpoint did not answer: ${a.error}`);
+      if (a.status < 200 || a.status > 299) fail(`the endpoint answered HTTP ${a.status}, not 2xx`);
+    });
+
+  webhook
+    .command('redeliver')
+    .description(
+      'send a given-up delivery again (ep_…/msg_…), or every given-up delivery of an event (msg_…): ' +
+        'queued for the running server to send, with the same webhook-id, signed afresh',
+    )
+    .argument('<delivery or event>', 'a delivery id (ep_…/msg_…) or a webhook-id (msg_…), as webhook list shows them')
+    .action(async (text: string) => {
+      const found = await withServices(io, ({ store }) => redeliverWebhook(store, text));
+      for (const r of found) {
+        const id = deliveryId(r.endpointId, r.eventId);
+        if (r.queued) io.stdout.write(`queued ${id}\n`);
+        else
+          io.stderr.write(`plant-store: left ${id}: ${r.state === 'failed' ? 'its endpoint is disabled' : r.state}\n`);
+      }
+    });
+}

@@ -392,6 +392,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    webhookTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event, sent by plant-store webhook test
+         * @description Sent to one endpoint by `plant-store webhook test <id>`, whatever events it subscribes to.
+         *     No plant changed: it is in no change log and never retried. It is signed and sent as every
+         *     delivery is; accept it with a 2xx and do nothing.
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -713,6 +735,26 @@ export interface components {
              * Format: date-time
              * @description When the change was made (RFC 3339, UTC).
              * @example 2026-11-26T12:00:00.000Z
+             */
+            time: string;
+        };
+        /**
+         * Webhook test event
+         * @description The body of a test event (`plant-store webhook test`).
+         * @example {
+         *       "type": "webhook.test",
+         *       "endpoint": "ep_Xa1b2c3d4e5f6g7h",
+         *       "time": "2025-01-31T12:00:00.000Z"
+         *     }
+         */
+        WebhookTestEvent: {
+            /** @constant */
+            type: "webhook.test";
+            /** @description The id of the endpoint it was sent to. */
+            endpoint: string;
+            /**
+             * Format: date-time
+             * @description When it was sent.
              */
             time: string;
         };
@@ -2151,6 +2193,58 @@ export interface operations {
         };
         responses: {
             /** @description Any 2xx accepts the delivery; 410 disables the endpoint; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (`msg_…`), the same on every attempt and every endpoint; deduplicate by it.
+                 * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
+                 */
+                "webhook-id": components["parameters"]["WebhookId"];
+                /**
+                 * @description Seconds since the Unix epoch when this attempt was signed; refuse ones far from now (replays).
+                 * @example 1700000000
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256, keyed with the base64-decoded part of the `whsec_` secret
+                 *     after its prefix, of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignature"];
+                /**
+                 * @description Always `webhook.test`.
+                 * @example webhook.test
+                 */
+                "webhook-event-type": "webhook.test";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What was sent, to which endpoint, and when. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "webhook.test",
+                 *       "endpoint": "ep_Xa1b2c3d4e5f6g7h",
+                 *       "time": "2025-01-31T12:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx; `webhook test` prints the answer and exits 1 on anything else. */
             200: {
                 headers: {
                     [name: string]: unknown;

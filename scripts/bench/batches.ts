@@ -56,23 +56,24 @@ async function onSqlite(b: WriteBench): Promise<void> {
     await load(service, batchLoad(b, 2));
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
-    const ceilings: number[] = [];
     const all: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, single('POST'));
       const batch = await load(service, batchLoad(b));
       all.push(post, batch);
       ratios.push(perPlant(batch) / post.rps);
-      // The writer runs on the thread that serves requests: one core, whatever the machine has.
-      ceilings.push(((1e6 / batch.cpu.server) * SIZE) / post.rps);
       rows.push(row(`${round} POST /plants`, post), row(`${round} POST /plants/batch`, batch));
       rows.push([`${round} plants/s`, `${fmt(post.rps)} / ${fmt(perPlant(batch))}`]);
     }
     table(['round / load', ...COLUMNS], rows);
     console.log(
       against('plants a second, batches / single POSTs (median of rounds)', median(ratios), 'x', 20, true) +
-        `\nbatch server CPU per 1,000 plants (median of rounds): ${fmt(median(all.filter((_, i) => i % 2).map((r) => r.cpu.server / 1000)))} ms;` +
-        ` at that, the one thread that serves and writes, kept busy, gives at most ${fmt(median(ceilings))}x the POSTs` +
+        cpuCeiling(
+          'batch (1,000 plants)',
+          all.filter((_, i) => i % 2),
+          all.filter((_, i) => i % 2 === 0).map((p) => p.rps / SIZE),
+          'the POSTs (in plants)',
+        ) +
         `\nbatch p99 (median of rounds): ${fmt(median(all.filter((_, i) => i % 2).map((r) => r.p99)))} ms` +
         refusals(all),
     );

@@ -33,9 +33,12 @@ export async function plantRoutes(
   { store, hub, batchBodyLimit }: { store: Store; hub: ChangeHub; batchBodyLimit: number },
 ): Promise<void> {
   /** A write's answer says where in the change log it stands, and the feed learns of it at once. */
-  const logged = (reply: FastifyReply, { plant, position }: PlantChanged): PlantRecord => {
+  const at = (reply: FastifyReply, position: bigint): void => {
     reply.header('change-position', String(position));
     hub.saw(position);
+  };
+  const logged = (reply: FastifyReply, { plant, position }: PlantChanged): PlantRecord => {
+    at(reply, position);
     return plant;
   };
 
@@ -103,7 +106,7 @@ export async function plantRoutes(
     'writePlantBatch',
     async (request, reply) => {
       const { results, position } = await writeBatch(store, request.body);
-      logged(reply, { plant: results.at(-1)!.plant, position });
+      at(reply, position);
       return {
         results: results.map(({ plant, deleted }) =>
           deleted ? { status: 204 as const } : { status: 200 as const, plant: toPlant(plant), etag: etagOf(plant) },

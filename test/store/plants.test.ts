@@ -217,6 +217,30 @@ for (const kind of stores) {
       assert.deepEqual(await store.plants.get(30n), { id: 30n, name: 'd' });
     });
 
+    it('creates many at once (a batch, an import): each free id once, a taken one decided against its plant', async () => {
+      const taken = { id: 1_000_050n, name: 'Taken fern' };
+      assert.equal((await write({ kind: 'create', plant: taken })).kind, 'created');
+      const same = { id: 1_000_070n, name: 'Same moss' };
+      assert.equal((await write({ kind: 'create', plant: same })).kind, 'created');
+      // Past the count from which the stores insert many rows a statement, in an order not by id.
+      const plants = Array.from({ length: 250 }, (_, i) => ({ id: 1_000_249n - BigInt(i), name: `Ivy ${i}` }));
+      plants[179] = { ...same }; // id 1,000,070, as stored: an identical retry
+      const outcomes = await store.plants.writeAll(plants.map((plant) => ({ kind: 'create', plant })));
+      const kinds = outcomes.map((o) => o.kind);
+      assert.equal(kinds.filter((k) => k === 'created').length, 248);
+      assert.equal(kinds[179], 'unchanged');
+      assert.deepEqual(outcomes[199], { kind: 'conflict', existing: taken, position: outcomes[199]!.position });
+      assert.deepEqual(await store.plants.get(1_000_050n), taken);
+      assert.deepEqual(await store.plants.get(1_000_001n), { id: 1_000_001n, name: 'Ivy 248' });
+      const found = await store.plants.list({ search: ['ivy'] }, 1000);
+      const mine = found.filter((p) => p.id >= 1_000_000n && p.id < 1_000_250n);
+      assert.equal(
+        mine.length,
+        248,
+        JSON.stringify(mine.filter((p) => !p.name.startsWith('Ivy')).map((p) => [String(p.id), p.name])),
+      );
+    });
+
     it('creates an id once under concurrent creations, on one store object or two (two instances)', async () => {
       const other = await open(db.databaseUrl);
       try {

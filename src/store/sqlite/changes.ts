@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { changeOf, type Change, type ChangeFilter } from '../../domain/change.js';
 import type { EventType, NewEvent } from '../../domain/webhook.js';
 import { SCAN_WINDOW, type ChangeLog } from '../changes.js';
+import { manyRows, valuesOf } from './many-rows.js';
 import { sqliteRead, type SqliteAccess } from './writer.js';
 
 /**
@@ -11,7 +12,7 @@ import { sqliteRead, type SqliteAccess } from './writer.js';
 export const CURRENT_POSITION = `SELECT max((SELECT floor - 1 FROM change_log), coalesce((SELECT max(seq) FROM events), 0))`;
 
 /** Most changes one INSERT writes: its statement is prepared once for each count up to this. */
-const ROWS = 32;
+const ROWS = 100;
 
 /**
  * Writes changes to the change log (the events table, whose seq is the position), on the write
@@ -24,16 +25,11 @@ const ROWS = 32;
 export function sqliteLog(
   db: Database.Database,
 ): (events: NewEvent[], after: { position: bigint; subscribers: boolean }) => bigint[] {
-  const inserts = new Map<number, Database.Statement>();
-  const insert = (n: number) => {
-    let statement = inserts.get(n);
-    if (!statement) {
-      const rows = Array<string>(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ');
-      statement = db.prepare(`INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at) VALUES ${rows}`);
-      inserts.set(n, statement);
-    }
-    return statement;
-  };
+  const insert = manyRows(
+    db,
+    ROWS,
+    (n) => `INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at) VALUES ${valuesOf(n, 7)}`,
+  );
   const s = {
     // Each change of the range to every enabled endpoint that subscribes to its type.
     insertDeliveries: db.prepare<[bigint, bigint]>(
@@ -48,19 +44,7 @@ export function sqliteLog(
     if (events.length === 0) return [];
     const first = after.position + 1n;
     const positions = events.map((_, i) => first + BigInt(i));
-    for (let i = 0; i < events.length; i += ROWS) {
-      const chunk = events.slice(i, i + ROWS);
-      const values = chunk.flatMap((e, k) => [
-        positions[i + k],
-        e.type,
-        e.plantId,
-        e.body,
-        e.tag,
-        e.oldTag,
-        e.createdAt,
-      ]);
-      insert(chunk.length).run(values);
-    }
+    insert.run(events, (e, i) => [positions[i], e.type, e.plantId, e.body, e.tag, e.oldTag, e.createdAt]);
     if (after.subscribers) s.insertDeliveries.run(first, positions.at(-1)!);
     return positions;
   };

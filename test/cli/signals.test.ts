@@ -18,12 +18,11 @@ interface LogLine {
 }
 const logOf = (s: ServerProcess) => s.stdout.map((l) => JSON.parse(l) as LogLine);
 
-async function logged(s: ServerProcess, msg: RegExp): Promise<void> {
-  for (let i = 0; i < 200 && !logOf(s).some((l) => msg.test(l.msg ?? '')); i++) await sleep(25);
-  assert.ok(
-    logOf(s).some((l) => msg.test(l.msg ?? '')),
-    `no ${msg} in\n${s.stdout.join('\n')}`,
-  );
+/** Waits for the `count`th line whose message matches (a second signal's line is not the first's). */
+async function logged(s: ServerProcess, msg: RegExp, count = 1): Promise<void> {
+  const seen = () => logOf(s).filter((l) => msg.test(l.msg ?? '')).length;
+  for (let i = 0; i < 200 && seen() < count; i++) await sleep(25);
+  assert.ok(seen() >= count, `no ${count} × ${msg} in\n${s.stdout.join('\n')}`);
 }
 
 /**
@@ -42,7 +41,7 @@ async function stopWhileServing(signals: NodeJS.Signals[]) {
   await held.headersRead;
   for (const [i, signal] of signals.entries()) {
     s.proc.kill(signal);
-    await logged(s, i === 0 ? /^shutting down/ : /^already shutting down/);
+    await logged(s, i === 0 ? /^shutting down/ : /^already shutting down/, Math.max(1, i));
   }
   release();
   const answer = await held.done;

@@ -1,3 +1,5 @@
+import { tracing, type TraceContext } from '../../tracing/tracing.js';
+
 /** What the items of a batch are given: the time left to the earliest of their deadlines. */
 export type RunBatch<I, O> = (items: I[], timeoutMs: number) => Promise<PromiseSettledResult<O>[]>;
 
@@ -6,6 +8,8 @@ interface Entry<I, O> {
   /** When its caller stops waiting: the operation's budget from when it was submitted. */
   deadline: number;
   settle: (outcome: { value: O } | { error: unknown }) => void;
+  /** The trace of the request that submitted it, when traces are on and it came in one. */
+  trace: TraceContext | undefined;
 }
 
 /**
@@ -48,7 +52,7 @@ export class Batcher<I, O> {
         if ('value' in outcome) resolve(outcome.value);
         else reject(outcome.error);
       };
-      this.queue.push({ item, deadline: Date.now() + this.budget.ms, settle });
+      this.queue.push({ item, deadline: Date.now() + this.budget.ms, settle, trace: tracing?.current() });
       this.schedule();
       this.sweepAtDeadline();
     });
@@ -100,9 +104,18 @@ export class Batcher<I, O> {
     const timeoutMs = Math.min(...live.map((e) => e.deadline)) - now;
     const late = setTimeout(() => live.forEach((e) => e.settle({ error: this.budget.late() })), timeoutMs);
     this.inFlight++;
-    this.runBatch(
-      live.map((e) => e.item),
-      timeoutMs,
+    const run = () =>
+      this.runBatch(
+        live.map((e) => e.item),
+        timeoutMs,
+      );
+    // The transaction the batch opens is in its items' traces (postgres/pool.ts).
+    (tracing
+      ? tracing.gathered(
+          live.map((e) => e.trace),
+          run,
+        )
+      : run()
     )
       .then(
         (results) =>

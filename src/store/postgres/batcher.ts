@@ -96,6 +96,17 @@ export class Batcher<I, O> {
     }
   }
 
+  /** The batch's transaction is in its items' traces, when traces are on (postgres/pool.ts). */
+  private run(live: Entry<I, O>[], timeoutMs: number): Promise<PromiseSettledResult<O>[]> {
+    const items = live.map((e) => e.item);
+    const run = () => this.runBatch(items, timeoutMs);
+    if (tracing === undefined) return run();
+    return tracing.gathered(
+      live.map((e) => e.trace),
+      run,
+    );
+  }
+
   private start(batch: Entry<I, O>[]): void {
     const now = Date.now();
     const live = batch.filter((e) => e.deadline > now);
@@ -104,19 +115,7 @@ export class Batcher<I, O> {
     const timeoutMs = Math.min(...live.map((e) => e.deadline)) - now;
     const late = setTimeout(() => live.forEach((e) => e.settle({ error: this.budget.late() })), timeoutMs);
     this.inFlight++;
-    const run = () =>
-      this.runBatch(
-        live.map((e) => e.item),
-        timeoutMs,
-      );
-    // The transaction the batch opens is in its items' traces (postgres/pool.ts).
-    (tracing
-      ? tracing.gathered(
-          live.map((e) => e.trace),
-          run,
-        )
-      : run()
-    )
+    this.run(live, timeoutMs)
       .then(
         (results) =>
           results.forEach((r, i) =>

@@ -70,6 +70,8 @@ interface Job {
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+const traces = (jobs: Job[]) => jobs.map((job) => job.trace);
+
 /** One-off jobs: each a function, run one after the other. */
 const CALLS: JobKind<() => unknown, unknown> = {
   async many(calls) {
@@ -158,10 +160,7 @@ export class SqliteWriter {
     let settled: Settled[] | undefined;
     let whenDurable: (() => void) | undefined;
     // One span for the transaction and its fsync, in the trace of its first traced job, linked to the others'.
-    const span = tracing?.transaction(
-      'sqlite',
-      batch.map((job) => job.trace),
-    );
+    const span = tracing?.transaction('sqlite', traces(batch));
     let failure: unknown;
     try {
       this.keepJournalInMemory(batch.length <= SMALL_BATCH && batch.every((job) => job.kind.small));

@@ -106,6 +106,21 @@ for (const kind of stores) {
       assert.equal(lines[0]!.spanId, request.spanId);
     });
 
+    it('names a request no route matched by its method alone, and keeps a credential in its path out', async () => {
+      const res = await fetch(`${server.url}/nope/pst_${'a'.repeat(43)}`, {
+        headers: { authorization: `Bearer ${server.token}` },
+      });
+      assert.equal(res.status, 404);
+      const span = await otlp.span(
+        'unrouted request',
+        (s) => s.kind === SERVER && s.attributes['url.path'] !== '/plants',
+      );
+      assert.equal(span.name, 'GET');
+      assert.equal(span.attributes['url.path'], '/nope/[redacted]');
+      assert.equal(span.attributes['http.route'], undefined);
+      assert.equal(span.attributes['http.response.status_code'], 404);
+    });
+
     it('continues the trace of an incoming traceparent, its tracestate carried to the delivery', async () => {
       const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
       const parent = '00f067aa0ba902b7';

@@ -15,8 +15,26 @@ export async function tracesCost(b: WriteBench): Promise<void> {
     `\n## Traces on and off, SQLite, ${b.connections} connections, ${b.rounds} rounds of ${b.seconds} s, A/B interleaved\n`,
   );
   const sink = await startOtlpSink();
-  const service = (name: string, env: Record<string, string> = {}) =>
-    startService({ DATABASE_URL: `sqlite:${join(b.dir, `traces-${name}.db`)}`, PLANT_STORE_TOKEN: b.token, ...env });
+  const service = (name: string, env: Record<string, string> = {}, probe = true) =>
+    startService(
+      { DATABASE_URL: `sqlite:${join(b.dir, `traces-${name}.db`)}`, PLANT_STORE_TOKEN: b.token, ...env },
+      probe,
+    );
+  // Start to ready on a fresh store, each way in turn: what loading the SDK adds to a start.
+  const ready = { off: [] as number[], on: [] as number[] };
+  for (let i = 0; i < 3; i++) {
+    for (const [name, env] of [
+      ['off', {}],
+      ['on', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }],
+    ] as const) {
+      const s = await service(`start-${name}-${i}`, env, false);
+      ready[name].push(s.readyMs);
+      await s.stop();
+    }
+  }
+  console.log(
+    `start to ready, fresh store (median of 3): off ${fmt(median(ready.off))} ms, on ${fmt(median(ready.on))} ms\n`,
+  );
   const off = await service('off');
   const on = await service('on', { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url });
   // Each its own plants, the same sequence of them: POST creates, GET reads those created.

@@ -28,7 +28,7 @@ export const KEPT_CHANGES = 10_000;
 /** `db.system`: older semantic conventions' name of `db.system.name`, which many backends still read. */
 const ATTR_DB_SYSTEM = 'db.system';
 
-/** What a transaction span says: one per span, as a job may be counted once. */
+/** The spans of the traced jobs, each once (one request may have queued several jobs). */
 const distinct = (traces: readonly (TraceContext | undefined)[]): SpanContext[] => {
   const seen = new Map<string, SpanContext>();
   for (const t of traces) if (t && !seen.has(t.spanId)) seen.set(t.spanId, t as SpanContext);
@@ -75,7 +75,7 @@ export function otelTracing(tracer: Tracer, shutdown: () => Promise<void>): Trac
     changed(written: Written | readonly Written[]) {
       const request = current();
       if (request === undefined) return;
-      for (const w of Array.isArray(written) ? (written as Written[]) : [written as Written]) {
+      for (const w of ([] as Written[]).concat(written)) {
         if (w.kind !== 'created' && w.kind !== 'updated' && w.kind !== 'deleted') continue;
         changes.set(w.position, request);
         if (changes.size > KEPT_CHANGES) changes.delete(changes.keys().next().value!);

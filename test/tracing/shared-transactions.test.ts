@@ -75,5 +75,32 @@ for (const kind of stores) {
       );
       assert.equal(tx.attributes['plant_store.transaction.jobs'], 3);
     });
+
+    it('is no error when a batch is refused (rolled back as asked); a transaction the database fails is', async () => {
+      const tracer = trace.getTracer('test');
+      const inSpan = <T>(name: string, work: () => Promise<T>) => {
+        const span = tracer.startSpan(name);
+        return context.with(trace.setSpan(ROOT_CONTEXT, span), work).finally(() => span.end());
+      };
+      // Plant 1 exists: creating it again with another name is a conflict, and the batch applies nothing.
+      const refused = inSpan('refused batch', () =>
+        store!.plants.writeBatch([{ kind: 'create', plant: plantRecord(1n, 'Ivy', undefined) }]),
+      );
+      await assert.rejects(refused, { name: 'WritesRefused' });
+      const parent = await otlp.span('refused batch', (s) => s.name === 'refused batch');
+      const rolledBack = await otlp.span('its transaction', (s) => s.parentSpanId === parent.spanId);
+      assert.equal(rolledBack.status.code ?? 0, 0, 'unset: not an error');
+      if (kind === 'sqlite') return;
+      // PostgreSQL refuses a NUL in text: the transaction fails (the API's validation never lets one through).
+      await assert.rejects(
+        inSpan('failed write', () =>
+          store!.plants.writeBatch([{ kind: 'create', plant: plantRecord(9n, 'a\u0000b', undefined) }]),
+        ),
+      );
+      const failedParent = await otlp.span('failed write', (s) => s.name === 'failed write');
+      const failed = await otlp.span('its transaction', (s) => s.parentSpanId === failedParent.spanId);
+      assert.equal(failed.status.code, 2, 'error');
+      assert.ok(failed.attributes['error.type'], 'error.type');
+    });
   });
 }

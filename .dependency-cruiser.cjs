@@ -5,6 +5,7 @@
 //   services.ts                  the composition: builds the services every entry point uses
 //   use-cases/ auth/ events/ feed/ metrics/   what the service does
 //   store/                       where it keeps things, by kind of record, in SQLite and PostgreSQL
+//   tracing/                     the seam to OpenTelemetry, loaded only when traces are on
 //   config/ openapi/ log.ts      settings, the contract, logging
 //   domain/ json/                records, rules and errors; the exact JSON reader and writer
 //
@@ -58,11 +59,19 @@ module.exports = {
       to: { path: '^src/client/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'tracing-below-the-stores',
+      severity: 'error',
+      comment:
+        'tracing/ builds on domain/, json/, config/ and log.ts only: the stores, use-cases and events ask it, it asks none of them.',
+      from: { path: '^src/tracing/' },
+      to: { path: '^src/', pathNot: layer('domain/', 'json/', 'config/', 'log\\.ts', 'tracing/') },
+    },
+    {
       name: 'stores-below-the-use-cases',
       severity: 'error',
       comment: 'store/ never imports what uses it: use-cases, auth, events, metrics, the edges.',
       from: { path: '^src/store/' },
-      to: { path: '^src/', pathNot: layer('domain/', 'json/', 'config/', 'store/') },
+      to: { path: '^src/', pathNot: layer('domain/', 'json/', 'config/', 'store/', 'tracing/') },
     },
     {
       name: 'use-cases-never-import-the-edges',

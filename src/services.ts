@@ -7,6 +7,8 @@ import type { Metrics } from './metrics/metrics.js';
 import { loadDocument, type ApiDocument } from './openapi/document.js';
 import { openStore, type OpenStoreOptions } from './store/open-store.js';
 import type { Store } from './store/store.js';
+import { startTracing } from './tracing/start.js';
+import type { Tracing } from './tracing/tracing.js';
 
 /** What every command works with: the settings, the store and the API's document. */
 export interface CommandServices {
@@ -30,6 +32,8 @@ export interface Services extends CommandServices {
   dispatcher: Dispatcher;
   /** The change log and this instance's view of its end; the hub is started and stopped by the HTTP app. */
   feed: Feed;
+  /** OpenTelemetry's spans, when an OTLP endpoint is set (tracing/start.ts); closing sends what is left. */
+  tracing: Tracing | undefined;
 }
 
 export interface ServiceOptions {
@@ -74,8 +78,17 @@ export async function createServices(config: Config, options: ServiceOptions = {
   // What can refuse a start (a JWKS file that cannot be read) is done before the store is opened.
   const jwt = jwtConfig(config);
   const verifyJwt = jwt && (await createJwtVerifier(jwt));
-  const base = await createCommandServices(config, options);
+  const tracing = await startTracing(config, log);
+  const base = await createCommandServices(config, options).catch(async (err: unknown) => {
+    await tracing?.shutdown();
+    throw err;
+  });
   const { store } = base;
+  // The spans of the last requests and deliveries go out once the store has closed.
+  const close = async () => {
+    await base.close();
+    await tracing?.shutdown();
+  };
   try {
     const metrics = createMetrics(store);
     const verifiers: Verifiers = { findToken: cachedTokenLookup(store), verifyJwt };
@@ -89,9 +102,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
       retentionMs: config.changesRetentionMs,
       onError: (err, what) => log.warn({ err }, what),
     });
-    return { ...base, log, metrics, verifiers, dispatcher, feed: { log: store.changes, hub } };
+    return { ...base, close, log, metrics, verifiers, dispatcher, feed: { log: store.changes, hub }, tracing };
   } catch (err) {
     await discardIfNew(store);
+    await tracing?.shutdown();
     throw err;
   }
 }

@@ -47,6 +47,11 @@ export function startBaseline(): Promise<Running> {
   return start([`${ROOT}scripts/bench/baseline-server.mjs`], {}, false);
 }
 
+/** An OTLP/HTTP collector that drops what it gets (`otlp-sink.mjs`), for the traces section. */
+export function startOtlpSink(): Promise<Running> {
+  return start([`${ROOT}scripts/bench/otlp-sink.mjs`], {}, false);
+}
+
 /**
  * The bare baseline with the store behind it (`bare-store-server.mjs`), started with the flags
  * and environment of `npm start`, as the service is.

@@ -13,6 +13,7 @@ import { readLoadsOn } from './reads.js';
 import { fmt, median, table } from './report.js';
 import { postgresWrites } from './postgres.js';
 import { seedStore } from './seed.js';
+import { tracesCost } from './traces.js';
 import { sqliteWrites } from './writes.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -20,7 +21,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const BIG = Number(process.env.BENCH_BIG_STORE ?? 1_000_000);
 const CONNECTIONS = 50;
 const SECTIONS = new Set(
-  (process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres,postgres-reads,floods,feed,batches').split(','),
+  (process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres,postgres-reads,floods,feed,batches,traces').split(','),
 );
 const token = `pst_${randomBytes(32).toString('base64url')}`;
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
@@ -77,6 +78,7 @@ try {
   if (SECTIONS.has('floods')) await pipelinedFloods(bench);
   if (SECTIONS.has('feed')) await changeFeed(bench);
   if (SECTIONS.has('batches')) await batchWrites(bench);
+  if (SECTIONS.has('traces')) await tracesCost(bench);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

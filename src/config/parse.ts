@@ -23,6 +23,19 @@ export const boolean: Parse<boolean> = (v, name) => {
   throw new ConfigError(`${name} must be true or false (got "${v}")`);
 };
 
+/** A boolean of OpenTelemetry's variables, read as its SDK reads them: `true` or `false` in any case. */
+export const caselessBoolean: Parse<boolean> = (v, name) => {
+  const lower = v.trim().toLowerCase();
+  if (lower === 'true' || lower === 'false') return lower === 'true';
+  throw new ConfigError(`${name} must be true or false (got "${v}")`);
+};
+
+/** An http:// or https:// URL, as an OTLP endpoint is. */
+export const httpUrl: Parse<string> = (v, name) => {
+  if (URL.canParse(v) && /^https?:$/.test(new URL(v).protocol)) return v;
+  throw new ConfigError(`${name} must be an http:// or https:// URL (got "${v.replace(/\/\/[^@/]*@/, '//***@')}")`);
+};
+
 export const duration: Parse<number> = (v, name) => {
   const ms = parseDuration(v);
   if (ms === undefined) throw new ConfigError(`${name} must look like 24h, 90m, 3600s, 7d or 2w (got "${v}")`);

@@ -178,6 +178,24 @@ export const SETTINGS = {
     shown: '`HOST`',
     parse: p.text,
   }),
+  otlpEndpoint: optional({
+    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    doc: 'turns traces on: the OTLP collector spans go to (`http://collector:4318`); the other standard `OTEL_*` variables apply ([traces](#traces))',
+    shown: 'off: no traces, nothing of OpenTelemetry loaded',
+    parse: p.httpUrl,
+  }),
+  otlpTracesEndpoint: optional({
+    env: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    doc: 'turns traces on too: the whole URL spans are posted to (`http://collector:4318/v1/traces`), before `OTEL_EXPORTER_OTLP_ENDPOINT`',
+    shown: 'off',
+    parse: p.httpUrl,
+  }),
+  otelSdkDisabled: given({
+    env: 'OTEL_SDK_DISABLED',
+    doc: '`true`: no traces, whatever endpoint is set',
+    default: false,
+    parse: p.caselessBoolean,
+  }),
   maxEventLoopDelayMs: given({
     env: 'MAX_EVENT_LOOP_DELAY_MS',
     doc: 'mean event-loop delay (over a second) past which requests get 503; `0` off',

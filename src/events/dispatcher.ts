@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config/config.js';
 import type { AttemptResult, DueDelivery } from '../domain/webhook.js';
 import type { Outbox } from '../store/webhooks.js';
+import { tracing } from '../tracing/tracing.js';
 import { fairShares } from './fair-share.js';
 import type { WebhookMetrics } from './metrics.js';
 import { decideAttempt, windowEnd } from './outcome.js';
@@ -157,10 +158,24 @@ export class Dispatcher {
   }
 
   private async send(d: DueDelivery, started: number): Promise<SendResult> {
+    // With traces on: a span of the attempt, in the trace of the request that made the change when
+    // this process knows it, and its traceparent on the request so that the receiver can go on.
+    const span = tracing?.delivery(d);
+    const r = await this.signedSend(d, started, span?.headers);
+    span?.end(r);
+    return r;
+  }
+
+  private async signedSend(
+    d: DueDelivery,
+    started: number,
+    traceHeaders?: Record<string, string>,
+  ): Promise<SendResult> {
     const timestamp = Math.floor(started / 1000);
     try {
       const secret = openSecret(d.secret, this.config.webhookSecretKey);
-      return await send(d.url, signedHeaders(secret, d.eventId, timestamp, d.body, d.type), d.body, {
+      const headers = signedHeaders(secret, d.eventId, timestamp, d.body, d.type);
+      return await send(d.url, traceHeaders ? { ...headers, ...traceHeaders } : headers, d.body, {
         timeoutMs: this.config.webhookTimeoutMs,
         allowPrivate: this.config.webhookAllowPrivate,
         signal: this.stopping.signal,

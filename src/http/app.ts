@@ -62,6 +62,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler);
   registerJsonBody(app, config.bodyLimitBytes);
 
+  // Loaded only when traces are on: without them no module of OpenTelemetry is (tracing/start.ts).
+  if (services.tracing) await app.register((await import('./plugins/trace.js')).tracePlugin);
   await app.register(requestLogPlugin, { metrics });
   await app.register(lifecyclePlugin, { dispatcher: services.dispatcher, hub: services.feed.hub });
   await app.register(contractPlugin, { doc });

@@ -4,6 +4,7 @@ import { isRefusal, refusalError, type PlantWrite, type Written } from '../domai
 import type { Preconditions } from '../domain/preconditions.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
+import { tracing } from '../tracing/tracing.js';
 
 /** A PUT body, validated against PlantReplacement: its optional id is exact when present. */
 export type PlantReplacementInput = OperationInput<'replacePlant'>['body'];
@@ -19,6 +20,7 @@ export interface PlantChanged {
 
 /** What a change did, or the domain error its outcome means. */
 function changed(id: bigint, outcome: Written): PlantChanged {
+  tracing?.changed(outcome);
   if (isRefusal(outcome)) throw refusalError(id, outcome);
   return { plant: outcome.plant, position: outcome.position };
 }

@@ -2,6 +2,7 @@ import { plantConflict } from '../domain/errors.js';
 import { plantRecord } from '../domain/plant.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
+import { tracing } from '../tracing/tracing.js';
 import type { PlantChanged } from './change-plant.js';
 
 /** The request body of creation, as validated against NewPlant: id is exact (number or bigint). */
@@ -15,6 +16,8 @@ export type NewPlantInput = OperationInput<'addPlant'>['body'];
 export async function createPlant(store: Pick<Store, 'plants'>, input: NewPlantInput): Promise<PlantChanged> {
   const plant = plantRecord(BigInt(input.id), input.name, input.tag);
   const outcome = await store.plants.write({ kind: 'create', plant });
+  // Before the answer, and so before the dispatcher looks: its deliveries carry the request's trace.
+  tracing?.changed(outcome);
   if (outcome.kind === 'conflict') {
     throw plantConflict(plant.id);
   }

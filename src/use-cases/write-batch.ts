@@ -11,6 +11,7 @@ import {
 import type { Preconditions } from '../domain/preconditions.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
+import { tracing } from '../tracing/tracing.js';
 
 /** A batch as the contract lets it through (the Batch schema): 1 to 1,000 operations, ids exact. */
 export type BatchInput = OperationInput<'writePlantBatch'>['body'];
@@ -93,6 +94,7 @@ export async function writeBatch(store: Pick<Store, 'plants'>, input: BatchInput
   });
   try {
     const written = await store.plants.writeBatch(writes);
+    tracing?.changed(written);
     return {
       results: written.map(resultOf),
       // Positions ascend in the operations' order, and an operation that changed nothing answers the last.

@@ -1,3 +1,5 @@
+import { tracing, type TraceContext } from '../../tracing/tracing.js';
+
 /** What the items of a batch are given: the time left to the earliest of their deadlines. */
 export type RunBatch<I, O> = (items: I[], timeoutMs: number) => Promise<PromiseSettledResult<O>[]>;
 
@@ -6,6 +8,8 @@ interface Entry<I, O> {
   /** When its caller stops waiting: the operation's budget from when it was submitted. */
   deadline: number;
   settle: (outcome: { value: O } | { error: unknown }) => void;
+  /** The trace of the request that submitted it, when traces are on and it came in one. */
+  trace: TraceContext | undefined;
 }
 
 /**
@@ -48,7 +52,7 @@ export class Batcher<I, O> {
         if ('value' in outcome) resolve(outcome.value);
         else reject(outcome.error);
       };
-      this.queue.push({ item, deadline: Date.now() + this.budget.ms, settle });
+      this.queue.push({ item, deadline: Date.now() + this.budget.ms, settle, trace: tracing?.current() });
       this.schedule();
       this.sweepAtDeadline();
     });
@@ -92,6 +96,17 @@ export class Batcher<I, O> {
     }
   }
 
+  /** The batch's transaction is in its items' traces, when traces are on (postgres/pool.ts). */
+  private run(live: Entry<I, O>[], timeoutMs: number): Promise<PromiseSettledResult<O>[]> {
+    const items = live.map((e) => e.item);
+    const run = () => this.runBatch(items, timeoutMs);
+    if (tracing === undefined) return run();
+    return tracing.gathered(
+      live.map((e) => e.trace),
+      run,
+    );
+  }
+
   private start(batch: Entry<I, O>[]): void {
     const now = Date.now();
     const live = batch.filter((e) => e.deadline > now);
@@ -100,10 +115,7 @@ export class Batcher<I, O> {
     const timeoutMs = Math.min(...live.map((e) => e.deadline)) - now;
     const late = setTimeout(() => live.forEach((e) => e.settle({ error: this.budget.late() })), timeoutMs);
     this.inFlight++;
-    this.runBatch(
-      live.map((e) => e.item),
-      timeoutMs,
-    )
+    this.run(live, timeoutMs)
       .then(
         (results) =>
           results.forEach((r, i) =>

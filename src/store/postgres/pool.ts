@@ -1,5 +1,6 @@
 import { Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
+import { tracing } from '../../tracing/tracing.js';
 import { OPERATION_BUDGET_MS, TOKEN_LOOKUP_BUDGET_MS, type PostgresSettings } from './connection.js';
 import { storeError } from './errors.js';
 import { inline } from './inline.js';
@@ -36,6 +37,20 @@ function runOn(q: Queryable, budgetMs?: number): Run {
       clearTimeout(timer);
     }
   };
+}
+
+/**
+ * A transaction's span, from the wait for a connection to the answer to its COMMIT, when it is a
+ * request's (or a batch's of requests: batcher.ts).
+ */
+function traced<T>(transaction: Promise<T>): Promise<T> {
+  const span = tracing?.transaction('postgresql');
+  if (span === undefined) return transaction;
+  transaction.then(
+    () => span.end(),
+    (err: unknown) => span.end(err),
+  );
+  return transaction;
 }
 
 /** The store's pool of connections, and the ways each kind of record runs its statements on it. */
@@ -82,13 +97,15 @@ export class PostgresPool {
 
   /** `work` in one transaction on one connection. */
   transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
-    return this.withClient(async (client) => {
-      const run = runOn(client);
-      await run({ text: 'BEGIN' });
-      const result = await work(run);
-      await run({ text: 'COMMIT' });
-      return result;
-    });
+    return traced(
+      this.withClient(async (client) => {
+        const run = runOn(client);
+        await run({ text: 'BEGIN' });
+        const result = await work(run);
+        await run({ text: 'COMMIT' });
+        return result;
+      }),
+    );
   }
 
   /**
@@ -137,7 +154,8 @@ export class PostgresPool {
       if (!committed && (open || held.length)) await send([{ text: 'COMMIT' }]);
       return result;
     });
-    return done.then((result) => (refused ? Promise.reject(refused.error) : (result as T)));
+    // A batch its work refused (a write's precondition) rolled back as asked: no failure of its span.
+    return traced(done).then((result) => (refused ? Promise.reject(refused.error) : (result as T)));
   }
 
   async end(): Promise<void> {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
+import { tracing, type TraceContext } from '../../tracing/tracing.js';
 import type { WalSync } from './wal-sync.js';
 
 /** SQLite failures that mean "storage unavailable" (503) rather than a bug (500). */
@@ -63,9 +64,13 @@ interface Job {
   item: unknown;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+  /** The trace of the request that queued it, when traces are on and it was queued in one. */
+  trace: TraceContext | undefined;
 }
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+const traces = (jobs: Job[]) => jobs.map((job) => job.trace);
 
 /** One-off jobs: each a function, run one after the other. */
 const CALLS: JobKind<() => unknown, unknown> = {
@@ -131,7 +136,7 @@ export class SqliteWriter {
   add<I, O>(kind: JobKind<I, O>, item: I): Promise<O> {
     if (this.closing) return Promise.reject(new StoreUnavailableError(new Error('the store is closing')));
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ kind, item, resolve, reject } as Job);
+      this.queue.push({ kind, item, resolve, reject, trace: tracing?.current() } as Job);
       this.schedule();
     });
   }
@@ -154,6 +159,9 @@ export class SqliteWriter {
     this.waitingForSync += batch.length;
     let settled: Settled[] | undefined;
     let whenDurable: (() => void) | undefined;
+    // One span for the transaction and its fsync, in the trace of its first traced job, linked to the others'.
+    const span = tracing?.transaction('sqlite', traces(batch));
+    let failure: unknown;
     try {
       this.keepJournalInMemory(batch.length <= SMALL_BATCH && batch.every((job) => job.kind.small));
       await this.begin();
@@ -169,6 +177,7 @@ export class SqliteWriter {
     } catch (err) {
       if (this.db.inTransaction) this.stmt.rollback.run();
       const error = this.failure(err);
+      failure = error;
       settled = batch.map(() => ({ ok: false, error }));
     }
     const commit = this.sync.commit();
@@ -181,8 +190,10 @@ export class SqliteWriter {
       }
       whenDurable?.();
     } catch (err) {
-      settled = batch.map(() => ({ ok: false, error: new StoreUnavailableError(err) }));
+      failure = new StoreUnavailableError(err);
+      settled = batch.map(() => ({ ok: false, error: failure }));
     }
+    span?.end(failure);
     this.waitingForSync -= batch.length;
     batch.forEach((job, i) => {
       const s = settled[i]!;

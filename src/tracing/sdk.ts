@@ -1,0 +1,54 @@
+// OpenTelemetry's Node SDK, started from the standard OTEL_* variables: loaded by start.ts only
+// when traces are on, so that a server without them never loads a module of it.
+import { readFileSync } from 'node:fs';
+import { context, diag, DiagLogLevel, propagation, trace, type DiagLogFunction } from '@opentelemetry/api';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK, type NodeSDKConfiguration } from '@opentelemetry/sdk-node';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { Logger } from 'pino';
+import { otelTracing } from './spans.js';
+import { useTracing, type Tracing } from './tracing.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+/** The SDK's own complaints (a collector that cannot be reached) as warnings in the service's log. */
+function diagnostics(log: Logger): void {
+  const to =
+    (level: 'warn' | 'debug'): DiagLogFunction =>
+    (message, ...args) =>
+      log[level]({ otel: args.length ? args.map(String) : undefined }, `OpenTelemetry: ${message}`);
+  const warn = to('warn');
+  const debug = to('debug');
+  diag.setLogger({ error: warn, warn, info: debug, debug, verbose: debug }, { logLevel: DiagLogLevel.WARN });
+}
+
+/**
+ * Starts the SDK, and makes it the process's tracing (tracing.ts): spans go where OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT says, by the protocol,
+ * sampler, batch, limit and resource variables the SDK reads. Only traces: the metrics stay
+ * Prometheus's (`GET /metrics`), and the service writes its logs itself. Its service name is
+ * `plant-store` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name another.
+ */
+export function startTracing(log: Logger, options: Partial<NodeSDKConfiguration> = {}): Tracing {
+  // OTEL_LOG_LEVEL sets the SDK's own console logger instead, as the SDK documents.
+  if (!process.env.OTEL_LOG_LEVEL) diagnostics(log);
+  const sdk = new NodeSDK({
+    resource: defaultResource().merge(
+      resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'plant-store', [ATTR_SERVICE_VERSION]: version }),
+    ),
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [],
+    ...options,
+  });
+  sdk.start();
+  const tracing = otelTracing(trace.getTracer('plant-store', version), async () => {
+    useTracing(undefined);
+    await sdk.shutdown();
+    // Unregistered, so that the process could start it again (the tests do, one app after another).
+    for (const api of [trace, context, propagation, diag]) api.disable();
+  });
+  useTracing(tracing);
+  return tracing;
+}

@@ -90,11 +90,38 @@ export function redactUrl(url: string): string {
   return `${redactedPath}?${query}`;
 }
 
+type Coded = { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+
+/** The code of an error, or of what caused it (the first of an AggregateError's, a cause's). */
+function codeOf(err: Coded | undefined, depth = 0): unknown {
+  if (err === null || typeof err !== 'object' || depth > 4) return undefined;
+  if (err.code !== undefined) return err.code;
+  const first = Array.isArray(err.errors) ? (err.errors[0] as Coded | undefined) : undefined;
+  return codeOf(first, depth + 1) ?? codeOf(err.cause as Coded | undefined, depth + 1);
+}
+
+/**
+ * A logged `err`, whatever was thrown, with its message and its code: pino's own serialisation
+ * (type, message with its causes', stack, own properties), its code taken from a cause or from
+ * the first of an AggregateError's when it has none itself, and a message where it had none (a
+ * connection refused on every address of `localhost` is an AggregateError with an empty message).
+ */
+export function serializeError(err: unknown): Record<string, unknown> {
+  if (err === null || typeof err !== 'object') return { type: typeof err, message: String(err) };
+  const out: Record<string, unknown> = { ...pino.stdSerializers.err(err as Error) };
+  const code = codeOf(err as Coded);
+  if (code !== undefined) out.code = code;
+  const first = Array.isArray((err as Coded).errors) ? ((err as Coded).errors as Coded[])[0] : undefined;
+  if (!out.message) out.message = String(first?.message || code || out.type || 'unknown error');
+  return out;
+}
+
 /** The one logger of a process: JSON lines on stdout (or `destination`), Authorization headers never written. */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
+      serializers: { err: serializeError },
       redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
     },
     // Lines written while a write is under way go out together, instead of one blocking write

@@ -5,7 +5,7 @@ import type { Dispatcher } from './events/dispatcher.js';
 import type { Feed } from './use-cases/read-changes.js';
 import type { Metrics } from './metrics/metrics.js';
 import { loadDocument, type ApiDocument } from './openapi/document.js';
-import { openStore } from './store/open-store.js';
+import { openStore, type OpenStoreOptions } from './store/open-store.js';
 import type { Store } from './store/store.js';
 
 /** What every command works with: the settings, the store and the API's document. */
@@ -41,9 +41,9 @@ export interface ServiceOptions {
 /** Builds the services of every command, the same way for all. */
 export async function createCommandServices(
   config: Config,
-  options: Pick<ServiceOptions, 'store'> = {},
+  options: Pick<ServiceOptions, 'store'> & OpenStoreOptions = {},
 ): Promise<CommandServices> {
-  const { store, migrated } = options.store ? { store: options.store, migrated: 0 } : await openStore(config);
+  const { store, migrated } = options.store ? { store: options.store, migrated: 0 } : await openStore(config, options);
   return { config, store, migrated, doc: loadDocument(), close: () => store.close() };
 }
 
@@ -71,15 +71,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
     import('./feed/hub.js'),
   ]);
   const log = options.log ?? createLogger(config.logLevel);
+  // What can refuse a start (a JWKS file that cannot be read) is done before the store is opened.
+  const jwt = jwtConfig(config);
+  const verifyJwt = jwt && (await createJwtVerifier(jwt));
   const base = await createCommandServices(config, options);
   const { store } = base;
   try {
-    const jwt = jwtConfig(config);
     const metrics = createMetrics(store);
-    const verifiers: Verifiers = {
-      findToken: cachedTokenLookup(store),
-      verifyJwt: jwt && (await createJwtVerifier(jwt)),
-    };
+    const verifiers: Verifiers = { findToken: cachedTokenLookup(store), verifyJwt };
     const dispatcher = new Dispatcher(
       store.webhooks,
       config,
@@ -92,7 +91,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
     });
     return { ...base, log, metrics, verifiers, dispatcher, feed: { log: store.changes, hub } };
   } catch (err) {
-    await store.close();
+    await discardIfNew(store);
     throw err;
   }
+}
+
+/**
+ * Closes a store whose start failed; a SQLite store this start created, and that still holds
+ * nothing, is removed with its directory: a refused start leaves no file behind.
+ */
+export function discardIfNew(store: Store): Promise<void> {
+  return store.files ? store.files.discardIfNew() : store.close();
 }

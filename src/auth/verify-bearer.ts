@@ -12,7 +12,10 @@ export interface Principal {
   /** The managed token's id, or the JWT's `sub`: what the log shows (never the token itself). */
   id: string | undefined;
   scopes: readonly string[];
-  /** What the per-token rate limit counts against: the same on every instance that shares limits. */
+  /**
+   * What the per-token rate limit counts against, the same on every instance that shares limits:
+   * `token:<hash>` for a managed token, `jwt:<sub>` for a JWT (its Redis key's last part).
+   */
   limitKey: string;
 }
 
@@ -60,7 +63,7 @@ export async function verifyBearer(token: string, verifiers: Verifiers): Promise
   if (!record) throw new UnauthenticatedError('the bearer token is not valid', true);
   if (record.revokedAt !== null) throw new UnauthenticatedError('the bearer token has been revoked', true);
   if (!isActive(record)) throw new UnauthenticatedError('the bearer token has expired', true);
-  return { kind: 'token', id: record.id, scopes: record.scopes, limitKey: hash };
+  return { kind: 'token', id: record.id, scopes: record.scopes, limitKey: `token:${hash}` };
 }
 
 export function requireScope(principal: Principal, scope: string | undefined): void {

@@ -7,7 +7,7 @@ export function migrateCommand(program: Command, io: CliIo): void {
     .command('migrate')
     .description('apply pending schema migrations and exit')
     .action(async () => {
-      const migrated = await withServices(io, async ({ migrated }) => migrated);
+      const migrated = await withServices(io, async ({ migrated }) => migrated, { create: true });
       io.stdout.write(migrated ? `applied ${migrated} migration(s)\n` : 'schema is up to date\n');
     });
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, Help, Option } from 'commander';
 import { ConfigError, loadConfig, type Flags, type SettingKey } from '../config/config.js';
 import { flagHelp } from '../config/docs.js';
 import { SETTINGS } from '../config/settings.js';
@@ -17,6 +17,13 @@ import { wholeStoreCommands } from './whole-store-commands.js';
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
+
+const STORE_HELP = `
+Environment:
+  DATABASE_URL  the store: sqlite:<path> or postgres://user@host/database[?schema=name]
+                (default: ${SETTINGS.databaseUrl.default}); only serve, migrate and
+                restore create a store that does not exist yet
+`;
 
 /**
  * Runs `plant-store <argv>` with these streams and environment; resolves to the exit status. A
@@ -38,9 +45,29 @@ export async function runProgram(argv: string[], io: CliIo): Promise<number> {
 function buildProgram(io: CliIo): Command {
   const program = new Command('plant-store')
     .description('The Plant Store service and its administration commands.')
-    // Set before the subcommands are added, which inherit both.
+    // Set before the subcommands are added, which inherit them.
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      // commander's usage errors (`error: required option…`, an unknown command and its
+      // suggestion) in the one style of every failure: one line, `plant-store: …`.
+      outputError: (s, write) =>
+        write(
+          `plant-store: ${s
+            .replace(/^error: /, '')
+            .trim()
+            .replace(/\s*\n\s*/g, ' ')}\n`,
+        ),
+    })
+    .configureHelp({
+      optionDescription(option) {
+        const text = Help.prototype.optionDescription.call(this, option);
+        return option.mandatory ? `${text} (required)` : text;
+      },
+    })
+    // Shown by every command's --help.
+    .addHelpText('afterAll', STORE_HELP);
   program.version(version, '-V, --version', 'print the version and exit');
 
   // Every setting with a flag in the settings table becomes an option of `serve`; its value wins

@@ -132,21 +132,25 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
       let report;
       try {
         // The input is opened only once the store is: nothing is read from a store that cannot be opened.
-        report = await withServices(io, async ({ store, doc, config }) => {
-          try {
-            return await restoreStore(
-              store,
-              doc,
-              opts.input !== undefined ? createReadStream(opts.input) : io.stdin,
-              config,
-            );
-          } catch (err) {
-            // Nothing was restored: a store file this command created goes too. The refusal is the
-            // line to show; a file that cannot be taken away is left, as it was before this.
-            await store.files?.discardIfNew().catch(() => undefined);
-            throw err;
-          }
-        });
+        report = await withServices(
+          io,
+          async ({ store, doc, config }) => {
+            try {
+              return await restoreStore(
+                store,
+                doc,
+                opts.input !== undefined ? createReadStream(opts.input) : io.stdin,
+                config,
+              );
+            } catch (err) {
+              // Nothing was restored: a store file this command created goes too. The refusal is the
+              // line to show; a file that cannot be taken away is left, as it was before this.
+              await store.files?.discardIfNew().catch(() => undefined);
+              throw err;
+            }
+          },
+          { create: true },
+        );
       } catch (err) {
         if (err instanceof RestoreRefusedError) fail(`restore refused, nothing was restored: ${err.message}`);
         if (err instanceof StoreNotEmptyError) fail(`restore refused: ${err.message}`);

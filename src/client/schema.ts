@@ -78,7 +78,9 @@ export interface paths {
          *
          *     The body limit of this operation is its own (1 MiB by default, `BATCH_BODY_LIMIT_BYTES`);
          *     every other rule of a body (I-JSON, exact int64 ids, depth, noncharacters) is the same
-         *     as for one plant. A batch counts as one request for the rate limit.
+         *     as for one plant. A batch counts as one request for the rate limit. An instance reads and
+         *     applies at most 8 batches at once (each may hold a megabyte): past that, 503 with
+         *     `Retry-After` before the body is read.
          */
         post: operations["writePlantBatch"];
         delete?: never;

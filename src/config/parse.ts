@@ -61,8 +61,12 @@ export function schemaNameProblem(name: string): string | undefined {
   return undefined;
 }
 
-/** The URL as it may appear in an error line: never with its password, even one holding / or @. */
-const redactPassword = (url: string) => url.replace(/\/\/.*@/, '//***@');
+/**
+ * The URL as it may appear in an error line: never with its password, even one holding / or @,
+ * nor one given as a parameter (`?password=`, `?sslpassword=`).
+ */
+export const redactPassword = (url: string) =>
+  url.replace(/\/\/.*@/, '//***@').replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***');
 
 function databaseUrlProblem(url: string): string | undefined {
   if (url === 'sqlite::memory:') return 'sqlite::memory: is not durable; give a file path';

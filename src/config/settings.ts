@@ -104,7 +104,7 @@ export const SETTINGS = {
   }),
   shutdownTimeoutMs: given({
     env: 'SHUTDOWN_TIMEOUT_MS',
-    doc: 'how long SIGTERM/SIGINT wait for in-flight requests before exiting 1',
+    doc: 'how long SIGTERM, SIGINT or SIGHUP wait for in-flight requests before exiting 1',
     default: 10_000,
     parse: p.integer(1, 3_600_000),
   }),

@@ -64,6 +64,15 @@ export class StoreUnavailableError extends UnavailableError {
   }
 }
 
+/**
+ * Where DATABASE_URL points there is no store, and the caller may not make one: only starting the
+ * server, `migrate` and `restore` create a store; every other command works on one that exists.
+ * The message says what is missing (a file, a schema, the store's tables in it).
+ */
+export class StoreMissingError extends Error {
+  override name = 'StoreMissingError';
+}
+
 export function plantNotFound(id: bigint): NotFoundError {
   return new NotFoundError(`plant ${id} does not exist`);
 }

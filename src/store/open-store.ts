@@ -2,6 +2,14 @@ import type { StoreConfig } from '../config/config.js';
 import { SETTINGS } from '../config/settings.js';
 import type { Store } from './store.js';
 
+export interface OpenStoreOptions {
+  /**
+   * Open only a store that exists: no file, directory, schema or table is created, and a missing
+   * store rejects with StoreMissingError. An existing store's schema is still brought up to date.
+   */
+  mustExist?: boolean;
+}
+
 /**
  * Opens the store a `DATABASE_URL` names (already validated by the config) and applies pending
  * migrations. Each store's module is loaded only when chosen: the PostgreSQL driver alone costs
@@ -10,6 +18,8 @@ import type { Store } from './store.js';
 export async function openStore(
   // Without sqliteCheckpointPages, SQLite's own default applies (tests that open stores directly).
   config: Omit<StoreConfig, 'sqliteCheckpointPages'> & Partial<StoreConfig>,
+  // mustExist: a missing store is StoreMissingError, and nothing is created (see OpenStoreOptions).
+  { mustExist = false }: OpenStoreOptions = {},
 ): Promise<{ store: Store; migrated: number }> {
   const { databaseUrl } = config;
   let store: Store;
@@ -19,11 +29,12 @@ export async function openStore(
     const createDirectory = databaseUrl === SETTINGS.databaseUrl.default;
     store = new SqliteStore(databaseUrl.slice('sqlite:'.length), {
       createDirectory,
+      mustExist,
       checkpointPages: config.sqliteCheckpointPages,
     });
   } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    store = new PostgresStore(databaseUrl, config.databasePoolSize);
+    store = new PostgresStore(databaseUrl, config.databasePoolSize, { mustExist });
   } else {
     throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
   }

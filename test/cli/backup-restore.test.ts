@@ -252,6 +252,7 @@ for (const kind of stores) {
 
     it('refuses a store that is not empty, in one line, and changes nothing', async () => {
       const withToken = fresh();
+      assert.equal((await cli(['migrate'], env(withToken))).status, 0);
       assert.equal((await cli(['token', 'create', '--name', 'x'], env(withToken))).status, 0);
       assertRefused(
         await cli(['restore'], env(withToken), backup),
@@ -260,6 +261,7 @@ for (const kind of stores) {
       assert.deepEqual(await storeCounts(withToken), { plants: 0, tokens: 1, webhooks: 0 });
 
       const withPlant = fresh();
+      assert.equal((await cli(['migrate'], env(withPlant))).status, 0);
       assert.equal((await cli(['import'], env(withPlant), '{"id":5,"name":"five"}\n')).status, 0);
       assertRefused(await cli(['restore'], env(withPlant), backup), /not empty \(1 plant, 0 tokens/);
       assert.deepEqual(await storeCounts(withPlant), { plants: 1, tokens: 0, webhooks: 0 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { cli } from '../support/cli.js';
-import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
+import { createMigratedTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 const plants = [
   '{"id":-9223372036854775808,"name":"min","tag":""}',
@@ -13,12 +13,13 @@ const plants = [
 for (const store of stores) {
   describe(`export and import [${store}]`, suiteOptions(store), () => {
     const created: TestStore[] = [];
-    const fresh = (kind = store) => {
-      const s = createTestStore(kind);
+    const fresh = async (kind = store) => {
+      const s = await createMigratedTestStore(kind);
       created.push(s);
       return { DATABASE_URL: s.databaseUrl };
     };
-    const a = fresh();
+    let a: { DATABASE_URL: string };
+    before(async () => void (a = await fresh()));
     after(() => Promise.all(created.map((s) => s.drop())));
 
     it('round-trips a store exactly, ids above 2^53 included', async () => {
@@ -28,7 +29,7 @@ for (const store of stores) {
       const exported = await cli(['export'], a);
       assert.equal(exported.status, 0);
       assert.equal(exported.stdout, `${plants.join('\n')}\n`);
-      const b = fresh();
+      const b = await fresh();
       assert.equal((await cli(['import'], b, exported.stdout)).status, 0);
       assert.equal((await cli(['export'], b)).stdout, exported.stdout);
     });
@@ -59,18 +60,18 @@ for (const store of stores) {
     });
 
     it('exports an empty store as nothing', async () => {
-      const r = await cli(['export'], fresh());
+      const r = await cli(['export'], await fresh());
       assert.equal(r.status, 0);
       assert.equal(r.stdout, '');
     });
 
     if (store === 'postgres') {
       it('moves plants from SQLite to PostgreSQL and back, exactly', async () => {
-        const lite = fresh('sqlite');
+        const lite = await fresh('sqlite');
         assert.equal((await cli(['import'], lite, plants.join('\n'))).status, 0);
-        const pg = fresh('postgres');
+        const pg = await fresh('postgres');
         assert.equal((await cli(['import'], pg, (await cli(['export'], lite)).stdout)).status, 0);
-        const back = fresh('sqlite');
+        const back = await fresh('sqlite');
         assert.equal((await cli(['import'], back, (await cli(['export'], pg)).stdout)).status, 0);
         assert.equal((await cli(['export'], back)).stdout, `${plants.join('\n')}\n`);
       });

@@ -8,7 +8,7 @@ import { buildTestApp, type TestApp } from '../helper.js';
 import { readStoredPlantsAt } from '../support/db.js';
 import { cli } from '../support/cli.js';
 import { postPlant } from '../support/http.js';
-import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
+import { createMigratedTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 import { importPlants } from '../../src/use-cases/export-import.js';
 
 /** `plant-store import` with these bytes as stdin (the command, run in this process). */
@@ -43,8 +43,8 @@ for (const store of stores) {
   describe(`import reads bytes with the API's rules [${store}]`, suiteOptions(store), () => {
     const created: TestStore[] = [];
     let api: TestApp;
-    const fresh = (extra: Record<string, string> = {}) => {
-      const s = createTestStore(store);
+    const fresh = async (extra: Record<string, string> = {}) => {
+      const s = await createMigratedTestStore(store);
       created.push(s);
       return { DATABASE_URL: s.databaseUrl, ...extra };
     };
@@ -60,7 +60,7 @@ for (const store of stores) {
       it(`refuses ${what}, as POST /plants does, and stores nothing`, async () => {
         const posted = await postPlant(api, api.token, line);
         assert.equal(posted.status, 400, posted.text);
-        const env = fresh();
+        const env = await fresh();
         const r = await importBytes(Buffer.concat([line, Buffer.from('\n')]), env);
         assert.equal(r.status, 1, r.stderr);
         assert.match(r.stdout, /0 created, 0 skipped \(identical\), 0 refused \(conflicting\), 1 invalid/);
@@ -73,7 +73,7 @@ for (const store of stores) {
     }
 
     it('takes valid UTF-8 as it is, CRLF lines too, and a last line without a newline', async () => {
-      const env = fresh();
+      const env = await fresh();
       const input = bytes(
         '{"id":1,"name":"caf\u00e9"}\r\n',
         '{"id":2,"name":"Fern \u{1F33F}","tag":"\\u00e9"}\r\n',
@@ -90,7 +90,7 @@ for (const store of stores) {
     });
 
     it('reports problems in line order, a conflict on line 1 first, with the right line numbers', async () => {
-      const env = fresh();
+      const env = await fresh();
       assert.equal((await importBytes(bytes('{"id":1,"name":"a"}\n'), env)).status, 0);
       const r = await importBytes(
         bytes('{"id":1,"name":"b"}\r\n', 'not json\n', '{"id":2,"name":"caf', [0xe9], '"}\n', '{"id":3,"name":"ok"}\n'),
@@ -108,7 +108,7 @@ for (const store of stores) {
     });
 
     it('refuses a line longer than the body limit, as the API answers 413, and goes on', async () => {
-      const env = fresh({ BODY_LIMIT_BYTES: '64' });
+      const env = await fresh({ BODY_LIMIT_BYTES: '64' });
       const long = `{"id":1,"name":"${'x'.repeat(3 * 1024 * 1024)}"}`;
       const exact = `{"id":2,"name":"${'y'.repeat(64 - 18)}"}`;
       assert.equal(Buffer.byteLength(exact), 64);

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cli, type CliResult } from '../support/cli.js';
 import { CLI } from '../support/server.js';
-import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
+import { createMigratedTestStore, createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 interface TokenView {
   id: string;
@@ -53,8 +53,8 @@ for (const store of stores) {
   describe(`operator commands [${store}]`, suiteOptions(store), () => {
     const created: TestStore[] = [];
     after(() => Promise.all(created.map((s) => s.drop())));
-    const fresh = () => {
-      const s = createTestStore(store);
+    const fresh = async () => {
+      const s = await createMigratedTestStore(store);
       created.push(s);
       return { DATABASE_URL: s.databaseUrl };
     };
@@ -67,7 +67,7 @@ for (const store of stores) {
 
     describe('token create refuses what would loosen the token', () => {
       it('a lifetime past 10 years, however it is spelt, with one line (it used to overflow to "never")', async () => {
-        const env = fresh();
+        const env = await fresh();
         for (const bad of ['99999999w', '999999999d', '3651d', '522w', '87601h', '5256001m', '315360001s']) {
           assertOneLineFailure(
             await cli(['token', 'create', '--name', 'x', '--expires-in', bad], env),
@@ -78,7 +78,7 @@ for (const store of stores) {
       });
 
       it('a lifetime of exactly 10 years is accepted and dated 10 years ahead', async () => {
-        const env = fresh();
+        const env = await fresh();
         for (const ok of ['3650d', '521w', '87600h']) {
           const r = await cli(['token', 'create', '--name', ok, '--expires-in', ok], env);
           assert.equal(r.status, 0, r.stderr);
@@ -92,7 +92,7 @@ for (const store of stores) {
 
       // The rules restore holds a backup's tokens to: what token create makes, restore brings back.
       it('a name restore could not bring back, with one line (control characters, noncharacters)', async () => {
-        const env = fresh();
+        const env = await fresh();
         for (const name of ['a\tb', 'a\u001b[2Jb', 'line\u2028break', 'a\ufffe', 'a\u{10ffff}', '🌿'.repeat(201)]) {
           assertOneLineFailure(await cli(['token', 'create', '--name', name], env), /^plant-store: --name must be /);
         }
@@ -100,7 +100,7 @@ for (const store of stores) {
       });
 
       it('a name of 200 characters, counted as code points as plant names are, and it restores', async () => {
-        const env = fresh();
+        const env = await fresh();
         const name = '🌿'.repeat(200);
         assert.equal((await cli(['token', 'create', '--name', ` ${name} `], env)).status, 0);
         assert.deepEqual(
@@ -110,12 +110,12 @@ for (const store of stores) {
         );
         const backup = await cli(['backup'], env);
         assert.equal(backup.status, 0, backup.stderr);
-        const restored = await cli(['restore'], fresh(), backup.stdout);
+        const restored = await cli(['restore'], await fresh(), backup.stdout);
         assert.equal(restored.status, 0, restored.stderr);
       });
 
       it('an empty --scope, alone or among others, with one line (it used to grant every scope)', async () => {
-        const env = fresh();
+        const env = await fresh();
         for (const scopes of [[''], [','], ['plants:read,'], [' '], ['plants:read', '']]) {
           const args = ['token', 'create', '--name', 'x', ...scopes.flatMap((s) => ['--scope', s])];
           assertOneLineFailure(await cli(args, env), /--scope needs a scope name/);
@@ -125,7 +125,7 @@ for (const store of stores) {
     });
 
     it("keeps no part of an operator's own token; a managed one shows pst_ and 4 characters", async () => {
-      const env = fresh();
+      const env = await fresh();
       const secret = 'Sup3rSecretOperatorTok';
       // `serve` registers PLANT_STORE_TOKEN; a short-lived server is the way to get it registered.
       const { startServer } = await import('../support/server.js');
@@ -147,7 +147,7 @@ for (const store of stores) {
     });
 
     it('revoking twice says it was already revoked, when, and exits 0; an unknown id still fails', async () => {
-      const env = fresh();
+      const env = await fresh();
       await cli(['token', 'create', '--name', 'gone'], env);
       const [row] = await list(env);
       const first = await cli(['token', 'revoke', row!.id], env);
@@ -162,10 +162,10 @@ for (const store of stores) {
     });
 
     describe('webhooks', () => {
-      const hookEnv = () => ({ ...fresh(), WEBHOOK_ALLOW_PRIVATE: 'true' });
+      const hookEnv = async () => ({ ...(await fresh()), WEBHOOK_ALLOW_PRIVATE: 'true' });
 
       it('add warns on stderr when WEBHOOK_SECRET_KEY is not set, and not when it is', async () => {
-        const env = hookEnv();
+        const env = await hookEnv();
         const unsealed = await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);
         assert.equal(unsealed.status, 0, unsealed.stderr);
         assert.match(unsealed.stderr, /warning: WEBHOOK_SECRET_KEY is not set, so the secret is stored unsealed/);
@@ -176,17 +176,21 @@ for (const store of stores) {
       });
 
       it('add refuses a URL longer than 2048 characters, with one line, before opening the store', async () => {
-        const env = hookEnv();
+        // No store yet: had the command opened it first, its line would say there is none.
+        const s = createTestStore(store);
+        created.push(s);
+        const env = { DATABASE_URL: s.databaseUrl, WEBHOOK_ALLOW_PRIVATE: 'true' };
         const url = `http://127.0.0.1:9/${'x'.repeat(2030)}`;
         assertOneLineFailure(await cli(['webhook', 'add', url], env), /the URL must be at most 2048 characters/);
         const [file] = env.DATABASE_URL.startsWith('sqlite:') ? [env.DATABASE_URL.slice('sqlite:'.length)] : [];
         if (file) assert.equal(existsSync(file), false, 'no store was created');
+        assert.equal((await cli(['migrate'], env)).status, 0);
         const fits = await cli(['webhook', 'add', url.slice(0, 2048)], env);
         assert.equal(fits.status, 0, fits.stderr);
       });
 
       it('list --json is one JSON array; remove twice says so and exits 0', async () => {
-        const env = hookEnv();
+        const env = await hookEnv();
         const ids: string[] = [];
         for (let i = 0; i < 2; i++) {
           ids.push((await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env)).stdout.split('\n')[0]!);
@@ -209,7 +213,7 @@ for (const store of stores) {
       // One store for these commands: they only read it. Something to print, whatever the command.
       let env: Record<string, string>;
       before(async () => {
-        env = { ...fresh(), WEBHOOK_ALLOW_PRIVATE: 'true' };
+        env = { ...(await fresh()), WEBHOOK_ALLOW_PRIVATE: 'true' };
         assert.equal((await cli(['import'], env, '{"id":1,"name":"a"}\n{"id":2,"name":"b"}\n')).status, 0);
         assert.equal((await cli(['token', 'create', '--name', 'a'], env)).status, 0);
         assert.equal((await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env)).status, 0);

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import module from 'node:module';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { runCli } from '../support/cli.js';
 import { startServer, type ServerProcess } from '../support/server.js';
 
@@ -39,6 +39,8 @@ registerHooks({
 `,
   );
   const env = { DATABASE_URL: `sqlite:${join(dir, 'store.db')}` };
+  // The commands below work on a store that exists: they create none.
+  before(() => assert.equal(runCli(['migrate'], env).status, 0));
 
   /** The packages under node_modules that `plant-store <args>` loaded. */
   const packagesLoadedBy = (args: string[], input?: string): Set<string> => {

@@ -4,7 +4,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { cli, runCli, type CliResult } from '../support/cli.js';
-import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
+import { createMigratedTestStore, createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 const TOKEN_LINE = /^pst_[A-Za-z0-9_-]{43}\n$/;
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
@@ -47,9 +47,16 @@ for (const store of stores) {
       return s.databaseUrl;
     }
 
+    /** A DATABASE_URL on a new store, made (empty) as `migrate` makes one: the other commands make none. */
+    async function madeStore(): Promise<string> {
+      const s = await createMigratedTestStore(store);
+      created.push(s);
+      return s.databaseUrl;
+    }
+
     describe('token create', () => {
       it('prints only the token on stdout', async () => {
-        const db = freshStore();
+        const db = await madeStore();
         const r = await cli(['token', 'create', '--name', 'ci'], { DATABASE_URL: db });
         assert.equal(r.status, 0, r.stderr);
         assert.match(r.stdout, TOKEN_LINE);
@@ -74,7 +81,7 @@ for (const store of stores) {
       });
 
       it('a token without --scope has every scope; --scope limits it', async () => {
-        const db = freshStore();
+        const db = await madeStore();
         await cli(['token', 'create', '--name', 'all'], { DATABASE_URL: db });
         await cli(['token', 'create', '--name', 'ro', '--scope', 'plants:read'], { DATABASE_URL: db });
         const rows = await listJson(db);
@@ -87,7 +94,7 @@ for (const store of stores) {
       });
 
       it('--scope nope fails with one line', async () => {
-        const db = freshStore();
+        const db = await madeStore();
         assertOneLineFailure(
           await cli(['token', 'create', '--name', 'x', '--scope', 'nope'], { DATABASE_URL: db }),
           /nope/,
@@ -96,7 +103,7 @@ for (const store of stores) {
       });
 
       it('--expires-in banana fails with one line', async () => {
-        const db = freshStore();
+        const db = await madeStore();
         for (const bad of ['banana', '0s', '-1d', '1.5h', '']) {
           assertOneLineFailure(
             await cli(['token', 'create', '--name', 'x', '--expires-in', bad], { DATABASE_URL: db }),
@@ -109,7 +116,7 @@ for (const store of stores) {
 
     describe('token list', () => {
       it('shows id, name, scopes, prefix, created, expires, revoked, never a token or its hash', async () => {
-        const db = freshStore();
+        const db = await madeStore();
         const env = { DATABASE_URL: db };
         const a = (await cli(['token', 'create', '--name', 'alpha'], env)).stdout.trim();
         const b = (
@@ -156,7 +163,7 @@ for (const store of stores) {
 
     describe('token revoke', () => {
       it('revokes a token by id, and the listing shows it', async () => {
-        const db = freshStore();
+        const db = await madeStore();
         await cli(['token', 'create', '--name', 'gone'], { DATABASE_URL: db });
         const [row] = await listJson(db);
         const r = await cli(['token', 'revoke', row!.id], { DATABASE_URL: db });
@@ -166,7 +173,7 @@ for (const store of stores) {
       });
 
       it('an unknown id fails with one line', async () => {
-        const db = freshStore();
+        const db = await madeStore();
         assertOneLineFailure(await cli(['token', 'revoke', 'no-such-token'], { DATABASE_URL: db }), /no-such-token/);
       });
     });
@@ -251,7 +258,8 @@ for (const store of stores) {
         ['an unknown command', ['bogus']],
       ] as const) {
         it(`${what} fails with exactly one line`, async () => {
-          assertOneLineFailure(await cli([...args], { DATABASE_URL: freshStore() }));
+          // commander's own usage errors too, in the style of every failure.
+          assertOneLineFailure(await cli([...args], { DATABASE_URL: freshStore() }), /^plant-store: /);
         });
       }
     });

@@ -12,7 +12,7 @@ import { cli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { FAST_WEBHOOKS, Receiver, type Received } from '../support/receiver.js';
-import { createTestStore, stores, suiteOptions } from '../support/stores.js';
+import { createMigratedTestStore, stores, suiteOptions } from '../support/stores.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {
@@ -65,7 +65,7 @@ for (const kind of stores) {
     it('redelivers a given-up delivery with its webhook-id, signed afresh; list and metrics say which endpoint failed', async () => {
       const failing = await receiver(() => ({ status: 500 }));
       const hanging = await receiver(() => 'hang');
-      const store = createTestStore(kind);
+      const store = await createMigratedTestStore(kind);
       cleanups.push(() => store.drop());
       const env = { DATABASE_URL: store.databaseUrl, ...FAST_WEBHOOKS };
       const a = await add(env, failing.url);
@@ -138,7 +138,7 @@ for (const kind of stores) {
 
     it('webhook test sends a signed webhook.test now, prints the answer, and writes nothing', async () => {
       const hook = await receiver(() => ({ status: 202, body: 'thanks\n' }));
-      const store = createTestStore(kind);
+      const store = await createMigratedTestStore(kind);
       cleanups.push(() => store.drop());
       const env = { DATABASE_URL: store.databaseUrl, WEBHOOK_ALLOW_PRIVATE: 'true' };
       const a = await add(env, hook.url);

@@ -17,7 +17,7 @@ import { postPlant, send } from '../support/http.js';
 import { startServer } from '../support/server.js';
 import { pollUntil } from '../support/poll.js';
 import { FAST_WEBHOOKS, Receiver, type Received } from '../support/receiver.js';
-import { createTestStore, stores, suiteOptions, type StoreKind } from '../support/stores.js';
+import { createMigratedTestStore, createTestStore, type StoreKind, stores, suiteOptions } from '../support/stores.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {
@@ -269,7 +269,7 @@ for (const kind of stores) {
 
 describe('webhook add refuses unsafe URLs', () => {
   it('refuses loopback unless WEBHOOK_ALLOW_PRIVATE=true, and anything but http(s)', async () => {
-    const store = createTestStore('sqlite');
+    const store = await createMigratedTestStore('sqlite');
     cleanups.push(() => store.drop());
     const env = { DATABASE_URL: store.databaseUrl, WEBHOOK_ALLOW_PRIVATE: undefined };
     const loopback = await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env);

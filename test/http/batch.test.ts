@@ -9,6 +9,7 @@ import { readJson } from '../../src/json/read-json.js';
 import { addWebhook } from '../../src/use-cases/webhooks.js';
 import { useTestApp, type TestApp } from '../helper.js';
 import { pollUntil } from '../support/poll.js';
+import { open } from '../support/raw-connection.js';
 import { FAST_WEBHOOKS, Receiver } from '../support/receiver.js';
 import { stores, suiteOptions } from '../support/stores.js';
 import { requests } from '../support/changes.js';
@@ -238,6 +239,39 @@ for (const kind of stores) {
         body: JSON.stringify({ id: 1, name: 'a', pad: 'x'.repeat(20_000) }),
       });
       assert.equal(one.status, 413, 'a single plant keeps its own limit');
+    });
+
+    it('reads at most 8 batches at once: the 9th is 503 before its body, and places come back', async () => {
+      const port = Number(new URL(await t.app.listen()).port);
+      const head = (length: number) =>
+        `POST /plants/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${t.app.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+      // Eight that send their headers and a first byte of their bodies, then nothing.
+      const held = Array.from({ length: 8 }, () => open(port));
+      const ninth = open(port);
+      const anonymous = open(port);
+      try {
+        for (const c of held) c.socket.write(`${head(100)}{`);
+        await new Promise((r) => setTimeout(r, 300));
+        ninth.socket.write(head(100));
+        await ninth.waitFor('\r\n\r\n');
+        assert.match(ninth.data(), /^HTTP\/1\.1 503 /);
+        assert.match(ninth.data(), /retry-after: 1/i);
+        await ninth.waitFor('more than 8 of these requests at once');
+        // An anonymous request takes no place and is refused as ever.
+        anonymous.socket.write('POST /plants/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\n');
+        await anonymous.waitFor('HTTP/1.1 401');
+      } finally {
+        // Held connections would keep the server from closing if an assertion failed.
+        for (const c of [...held, ninth, anonymous]) c.socket.destroy();
+      }
+      // The closed connections gave their places back.
+      assert.ok(
+        await pollUntil(
+          async () => (await batch(t.app, [{ op: 'create', plant: { id: 60, name: 'a' } }])).status === 200,
+          5000,
+        ),
+      );
     });
 
     it('answers the path as the document has it: 405 for other methods, 401, 403, 415 first', async () => {

@@ -4,10 +4,10 @@
 // that depend on the store run on every store; signals and slow clients run on SQLite only.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startServer, type ServerProcess } from '../support/server.js';
+import { heldPost } from '../support/held-request.js';
 import { postPlant, send } from '../support/http.js';
 import { readStoredPlantsAt } from '../support/db.js';
 import { cli } from '../support/cli.js';
@@ -132,41 +132,6 @@ for (const store of stores) {
     });
 
     describe('SIGTERM', () => {
-      /**
-       * A POST whose headers are sent at once with `Expect: 100-continue`; `heard` resolves when the
-       * server has read them (it answers 100 Continue), and the body is sent when `release` resolves.
-       */
-      function heldPost(url: string, token: string, body: string, release: Promise<void>) {
-        let heard!: () => void;
-        const headersRead = new Promise<void>((r) => (heard = r));
-        const done = new Promise<{ status: number; text: string }>((resolve, reject) => {
-          const req = httpRequest(new URL('/plants', url), {
-            method: 'POST',
-            agent: false,
-            headers: {
-              authorization: `Bearer ${token}`,
-              'content-type': 'application/json',
-              'content-length': String(Buffer.byteLength(body)),
-              expect: '100-continue',
-            },
-          });
-          req.on('continue', () => {
-            heard();
-            void release.then(() => req.end(body));
-          });
-          req.on('response', (res) => {
-            let text = '';
-            res.setEncoding('utf8');
-            res.on('data', (c: string) => (text += c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-          });
-          req.on('error', reject);
-          req.setTimeout(15_000, () => req.destroy(new Error('timed out')));
-          req.flushHeaders();
-        });
-        return { headersRead, done };
-      }
-
       it('in-flight requests complete with 200 and the process exits 0', async () => {
         const s = await start({ store });
         let release!: () => void;

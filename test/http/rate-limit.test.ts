@@ -231,8 +231,8 @@ for (const store of stores) {
       // (Before the refusals below, which block this address for the window.)
       const { Redis } = await import('ioredis');
       const redis = new Redis(`redis://127.0.0.1:${port}`);
-      const [key] = await redis.keys(`*token:${hashToken(token)}`);
-      assert.ok(key, 'the token is counted in Redis');
+      const key = `plant-store:rate-limit:token:${hashToken(token)}`;
+      assert.equal(await redis.exists(key), 1, 'the token is counted in Redis');
       await redis.set(key, '100', 'PX', 99_999_999_999_999);
       redis.disconnect();
       assert429(await postPlant(a, token, body()), 6, 60);
@@ -246,6 +246,20 @@ for (const store of stores) {
       }
       assert.equal(seen.at(-1)!.status, 429);
       assert.equal(seen.length, 5, 'four refusals over two instances, then 429');
+    });
+
+    it('names its keys plant-store:rate-limit:, then what each counts (README, Rate limits)', async () => {
+      const [a] = servers as [TestApp];
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(`redis://127.0.0.1:${port}`);
+      try {
+        const keys = await redis.keys('*');
+        for (const key of keys) assert.match(key, /^plant-store:rate-limit:(token:[0-9a-f]{64}|address:[0-9a-f.:]+)$/);
+        assert.ok(keys.includes(`plant-store:rate-limit:token:${hashToken(a.token)}`), keys.join('\n'));
+        assert.ok(keys.includes('plant-store:rate-limit:address:127.0.0.1'), keys.join('\n'));
+      } finally {
+        redis.disconnect();
+      }
     });
   });
 }

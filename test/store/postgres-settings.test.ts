@@ -25,10 +25,20 @@ describe('postgres connection settings', () => {
   });
 
   it('leaves the server search_path alone without ?schema=', () => {
-    const s = postgresSettings('postgresql://db/plants?sslmode=require', 10);
+    const s = postgresSettings('postgresql://db/plants?sslmode=disable', 10);
     assert.equal(s.schema, undefined);
     assert.equal(s.pool.options, undefined);
-    assert.equal(s.pool.connectionString, 'postgresql://db/plants?sslmode=require');
+    assert.equal(s.pool.connectionString, 'postgresql://db/plants?sslmode=disable');
+  });
+
+  it('reads sslmode=require, prefer and verify-ca as the verify-full pg 8 reads them as, without its warning', () => {
+    for (const mode of ['require', 'prefer', 'verify-ca']) {
+      const s = postgresSettings(`postgresql://db/plants?sslmode=${mode}`, 10);
+      assert.equal(s.pool.connectionString, 'postgresql://db/plants?sslmode=verify-full');
+    }
+    // libpq's meanings, asked for: pg reads them so, and does not warn.
+    const libpq = 'postgresql://db/plants?uselibpqcompat=true&sslmode=require';
+    assert.equal(postgresSettings(libpq, 10).pool.connectionString, libpq);
   });
 });
 

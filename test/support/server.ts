@@ -39,6 +39,8 @@ export interface StartOptions {
   port?: number;
   /** A command that runs the server under it (e.g. strace and its options). */
   wrapper?: string[];
+  /** Its working directory (where the default DATABASE_URL, ./data/plant-store.db, is). */
+  cwd?: string;
 }
 
 export function newToken(): string {
@@ -67,6 +69,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   const [command, ...args] = [...(options.wrapper ?? []), ...argv] as [string, ...string[]];
   const proc = spawn(command, args, {
     env: env as NodeJS.ProcessEnv,
+    cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stdout: string[] = [];

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { openStore } from '../../src/store/open-store.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -67,6 +68,17 @@ export function createTestStore(kind: StoreKind): TestStore {
     databaseUrl: url.toString(),
     drop: async () => void (await postgresSql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)),
   };
+}
+
+/**
+ * A fresh store that exists, migrated and empty, as `plant-store migrate` leaves one: what the
+ * commands other than migrate and restore need (they create no store).
+ */
+export async function createMigratedTestStore(kind: StoreKind): Promise<TestStore> {
+  const s = createTestStore(kind);
+  const { store } = await openStore({ databaseUrl: s.databaseUrl, databasePoolSize: 2 });
+  await store.close();
+  return s;
 }
 
 /** Runs one statement on the test PostgreSQL server, outside any store. */

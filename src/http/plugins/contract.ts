@@ -31,6 +31,12 @@ export interface OperationOptions {
   ownPreconditions?: boolean;
   /** This operation's own body limit in bytes, in place of the app's. */
   bodyLimit?: number;
+  /**
+   * Most requests of this operation read and handled at once; past it, 503 with Retry-After
+   * before the body is read. For an operation whose bodies are large (a batch's megabyte), so that
+   * the memory of bodies in flight has a bound whatever the number of connections.
+   */
+  atOnce?: number;
 }
 
 /** Fastify's view of one operation's request, its parts typed by the document (operation-types.ts). */
@@ -113,6 +119,30 @@ function routeNotFound(doc: ApiDocument) {
 }
 
 /**
+ * A preParsing hook that admits `most` requests at once: after the credential (an anonymous
+ * request takes no place), before the body is read. A place is given back when the response is
+ * sent or the connection closes, whichever comes first.
+ */
+function atOnce(most: number) {
+  let inFlight = 0;
+  return function (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: () => void): void {
+    if (inFlight >= most) {
+      throw new HttpError(503, `more than ${most} of these requests at once; retry later`, { 'retry-after': '1' });
+    }
+    inFlight++;
+    let held = true;
+    const release = () => {
+      if (held) inFlight--;
+      held = false;
+    };
+    reply.raw.once('finish', release);
+    reply.raw.once('close', release);
+    request.raw.once('close', release);
+    done();
+  };
+}
+
+/**
  * The OpenAPI document as the app's routing, validation and serialisation. Registered before
  * the overload guard and the bearer check, so 404 and 405 answer first; `operation` is called
  * by the routes, once the bearer check (`authenticate`) is there too.
@@ -172,7 +202,14 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
         handler,
       };
       if (op.scopes) route.onRequest = this.authenticate(op.scopes[0]);
-      if (op.requestMediaType) route.preParsing = requireContentType(op.requestMediaType);
+      if (op.requestMediaType) {
+        const typed = requireContentType(op.requestMediaType);
+        const admit = options.atOnce === undefined ? undefined : atOnce(options.atOnce);
+        route.preParsing = admit
+          ? (request, reply, payload, done) =>
+              admit(request, reply, payload, () => typed(request, reply, payload, done))
+          : typed;
+      }
       if (!options.ownPreconditions) {
         route.preHandler = checkWithoutEtag;
         if (op.method === 'GET') route.onSend = answerWithoutEtag;

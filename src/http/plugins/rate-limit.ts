@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/config.js';
 import { HttpError } from '../http-error.js';
+import { namedRedisStore } from './rate-limit-keys.js';
 
 export type LimitKind = 'token' | 'auth_failure';
 
@@ -61,7 +62,7 @@ async function connectRedis(app: FastifyInstance, url: string): Promise<Redis> {
   redis.on('error', (err: Error) => {
     if (Date.now() - lastLog < 30_000) return;
     lastLog = Date.now();
-    app.log.warn({ err: { message: err.message } }, 'rate-limit store (Redis) unreachable: limits are not enforced');
+    app.log.warn({ err }, 'rate-limit store (Redis) unreachable: limits are not enforced');
   });
   redis.on('ready', () => {
     if (lastLog) app.log.info('rate-limit store (Redis) reachable again');
@@ -87,8 +88,7 @@ export async function registerRateLimits(
   await app.register(fastifyRateLimit, {
     global: false,
     skipOnError: true,
-    nameSpace: 'plant-store-rate-limit:',
-    ...(config.redisUrl && { redis: await connectRedis(app, config.redisUrl) }),
+    ...(config.redisUrl && { store: namedRedisStore(await connectRedis(app, config.redisUrl)) }),
   });
 
   const addressKey = (request: FastifyRequest) => `address:${normalizeIP(request.ip)}`;
@@ -104,7 +104,7 @@ export async function registerRateLimits(
     app.createRateLimit({
       max: rateLimitPerToken,
       timeWindow,
-      keyGenerator: (request) => `token:${(request as Keyed)[TOKEN_KEY]}`,
+      keyGenerator: (request) => (request as Keyed)[TOKEN_KEY]!,
     });
 
   return {

@@ -22,6 +22,21 @@ export interface PostgresSettings {
   schema: string | undefined;
 }
 
+/** The modes pg 8 reads as verify-full, warning (in 8 lines on stderr) that pg 9 will read them as libpq does. */
+const VERIFY_FULL_ALIASES = new Set(['prefer', 'require', 'verify-ca']);
+
+/**
+ * `sslmode=require` (or prefer, verify-ca) becomes the `verify-full` pg reads it as anyway: the
+ * same connection, certificate and host name checked, without pg's warning before the line that
+ * says what went wrong. With `uselibpqcompat=true` pg reads them as libpq does, and does not warn.
+ */
+function preemptSslModeWarning(params: URLSearchParams): void {
+  const mode = params.get('sslmode');
+  if (mode !== null && VERIFY_FULL_ALIASES.has(mode) && params.get('uselibpqcompat') !== 'true') {
+    params.set('sslmode', 'verify-full');
+  }
+}
+
 /**
  * Turns a validated DATABASE_URL into pool settings. `schema=` is ours, not libpq's, so it is
  * taken out of the URL and becomes the connection's search_path, set at connection start-up so
@@ -36,6 +51,7 @@ export function postgresSettings(databaseUrl: string, poolSize: number): Postgre
   const options = [url.searchParams.get('options'), schema && `-c search_path=${schema}`].filter(Boolean).join(' ');
   url.searchParams.delete('schema');
   url.searchParams.delete('options');
+  preemptSslModeWarning(url.searchParams);
   return {
     schema,
     pool: {

@@ -1,5 +1,6 @@
 import { escapeIdentifier, type PoolClient, type QueryConfig } from 'pg';
 import { isSystemSchema } from '../../config/parse.js';
+import { StoreMissingError } from '../../domain/errors.js';
 import { newerSchema } from '../schema-version.js';
 import { fillPlantWords } from './plant-words.js';
 
@@ -231,12 +232,34 @@ ${wordsFollow(
  */
 export const MIGRATION_TIMEOUT_MS = 10 * 60_000;
 
+type Query = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>;
+
+/**
+ * The store's schema exists, and the store's tables in it (schema_migrations says they were
+ * made): a command other than serve, migrate and restore creates neither.
+ */
+async function storeMustExist(query: Query, schema: string | null): Promise<void> {
+  if (schema === null) throw new StoreMissingError('no schema of the search_path exists');
+  const { rows } = await query(
+    `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema,
+            to_regclass(format('%I.schema_migrations', $1::text)) IS NOT NULL AS tables`,
+    [schema],
+  );
+  const found = rows[0] as { schema: boolean; tables: boolean };
+  if (!found.schema) throw new StoreMissingError(`the schema "${schema}" does not exist`);
+  if (!found.tables) throw new StoreMissingError(`the schema "${schema}" holds no plant-store tables`);
+}
+
 /**
  * Applies the pending migrations in one transaction under an advisory lock keyed by the schema,
  * so instances starting together wait for each other and the schema is migrated once. Resolves
  * to the number applied.
  */
-export async function runMigrations(client: PoolClient, schema: string | undefined): Promise<number> {
+export async function runMigrations(
+  client: PoolClient,
+  schema: string | undefined,
+  { mustExist = false }: { mustExist?: boolean } = {},
+): Promise<number> {
   // pg takes a per-query query_timeout (lib/client.js); @types/pg does not declare it.
   const query = (text: string, values?: unknown[]) =>
     client.query({ text, values, query_timeout: MIGRATION_TIMEOUT_MS + 5_000 } as QueryConfig);
@@ -257,6 +280,7 @@ export async function runMigrations(client: PoolClient, schema: string | undefin
           'search_path: name a schema of your own with ?schema= in DATABASE_URL',
       );
     }
+    if (mustExist) await storeMustExist(query, schema ?? server.current);
     await query(
       `SELECT pg_advisory_xact_lock(hashtext('plant-store migrations ' || coalesce($1::text, current_schema()::text, '')))`,
       [schema ?? null],

@@ -50,9 +50,12 @@ export class PostgresStore implements Store {
   /** Its tables live in a database the operator made: nothing of it is ours to remove. */
   readonly files = undefined;
 
-  constructor(databaseUrl: string, poolSize: number) {
+  private readonly mustExist: boolean;
+
+  constructor(databaseUrl: string, poolSize: number, { mustExist = false }: { mustExist?: boolean } = {}) {
     const settings = postgresSettings(databaseUrl, poolSize);
     this.schema = settings.schema;
+    this.mustExist = mustExist;
     const pool = new PostgresPool(settings);
     this.pool = pool;
     this.plants = new PostgresPlants(pool, poolSize);
@@ -62,7 +65,7 @@ export class PostgresStore implements Store {
   }
 
   migrate(): Promise<number> {
-    return this.pool.withClient((client) => runMigrations(client, this.schema));
+    return this.pool.withClient((client) => runMigrations(client, this.schema, { mustExist: this.mustExist }));
   }
 
   /** Reachable, and not a read-only standby (a failover left this instance pointing at one). */

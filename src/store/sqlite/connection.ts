@@ -1,13 +1,15 @@
-import { closeSync, constants, existsSync, mkdirSync, openSync, rmdirSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, constants, existsSync, mkdirSync, openSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreUnavailableError } from '../../domain/errors.js';
+import { StoreMissingError, StoreUnavailableError } from '../../domain/errors.js';
 
 export interface OpenOptions {
   /** Create the file's directory (owner-only) when it is missing: only the default store's. */
   createDirectory: boolean;
   /** SQLITE_CHECKPOINT_PAGES: the WAL's growth that makes the write connection's commit checkpoint. */
   checkpointPages?: number;
+  /** Only a store that exists is opened: nothing is created (the commands but serve, migrate and restore). */
+  mustExist?: boolean;
 }
 
 /**
@@ -18,6 +20,13 @@ export interface OpenOptions {
  * did, for a command that must take it away again when it fails (a refused restore).
  */
 export function prepareFile(path: string, options: OpenOptions): string[] {
+  if (options.mustExist) {
+    // An empty file is no store either (a refused start of 0.1 left one behind).
+    const size = statSync(path, { throwIfNoEntry: false })?.size;
+    if (size === undefined) throw new StoreMissingError(`the file ${resolve(path)} does not exist`);
+    if (size === 0) throw new StoreMissingError(`the file ${resolve(path)} is empty`);
+    return [];
+  }
   const created: string[] = [];
   const dir = dirname(path);
   if (!existsSync(dir)) {

@@ -71,7 +71,14 @@ export class SqliteStore implements Store {
     options: OpenOptions = { createDirectory: false },
   ) {
     this.created = prepareFile(path, options);
-    const connections = openConnections(path);
+    let connections: ReturnType<typeof openConnections>;
+    try {
+      connections = openConnections(path);
+    } catch (err) {
+      // A refused open (a Node.js too old for the driver) leaves no empty file or directory behind.
+      removeCreated(path, this.created);
+      throw err;
+    }
     this.writeDb = connections.write;
     this.readDb = connections.read;
     this.exclusive = connections.exclusive;

@@ -17,7 +17,7 @@ describe('the store files', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('creates ./data (0700) and the store, its WAL and its shared memory (0600) by default', async () => {
-    const r = runCli(['token', 'create', '--name', 'files'], { DATABASE_URL: undefined }, undefined, dir);
+    const r = runCli(['migrate'], { DATABASE_URL: undefined }, undefined, dir);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(mode(join(dir, 'data')), 0o700);
     // A clean close removes the WAL and the shared memory: they are looked at while open.

@@ -40,6 +40,8 @@ const files = readdirSync('test', { recursive: true })
 // that the processes get about the same work: the slowest first, each to the process with less
 // so far. A figure out of date only makes one process finish before the others.
 const SECONDS = {
+  'test/docs/docs-examples.test.ts': 30,
+  'test/client/generated-paging.test.ts': 10,
   'test/http/lifecycle.test.ts': 23,
   'test/http/change-streams.test.ts': 13,
   'test/store/change-order.test.ts': 9,

@@ -16,9 +16,11 @@ export interface paths {
          * @description Returns plants ordered by id, ascending, a page at a time, optionally only those with
          *     one of some tags (`tag`) or whose name holds some words (`q`). When more plants follow,
          *     the `Link` header gives the next page, with the same filters:
-         *     `</plants?limit=N&tag=T&q=Q&after=ID>; rel="next"`. A page costs the same whatever the
-         *     size of the store and however rare the tag (keyset pagination on the id, over each
-         *     store's indexes). Query parameters not listed here are refused (400), naming them.
+         *     `</plants?limit=N&tag=T&q=Q&after=ID>; rel="next"`; follow it as it is (its `after` is
+         *     exact where a client's copy of the last id may be rounded: see Ids past 2^53). A page
+         *     costs the same whatever the size of the store and however rare the tag (keyset
+         *     pagination on the id, over each store's indexes). Query parameters not listed here are
+         *     refused (400), naming them.
          */
         get: operations["listPlants"];
         put?: never;
@@ -150,7 +152,7 @@ export interface paths {
             path: {
                 /**
                  * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
-                 * @example 1
+                 * @example 1001
                  */
                 id: number | bigint;
             };
@@ -443,7 +445,7 @@ export interface components {
          * Plant with its id
          * @description A plant with its id; the request body of creation, and a stored plant as it is read back.
          * @example {
-         *       "id": 1,
+         *       "id": 1001,
          *       "name": "Monstera",
          *       "tag": "tropical"
          *     }
@@ -453,7 +455,7 @@ export interface components {
              * Format: int64
              * @description Identification number of the plant: an int64, from −9223372036854775808 to
              *     9223372036854775807, kept exactly.
-             * @example 1
+             * @example 1001
              */
             id: number | bigint;
         } & components["schemas"]["Plant"];
@@ -469,7 +471,7 @@ export interface components {
             /**
              * Format: int64
              * @description Optional; when present it must equal the id in the path.
-             * @example 1
+             * @example 1001
              */
             id?: number | bigint;
         };
@@ -489,7 +491,7 @@ export interface components {
             /**
              * Format: int64
              * @description Optional; when present it must equal the id in the path.
-             * @example 1
+             * @example 1001
              */
             id?: number | bigint;
             /**
@@ -513,13 +515,13 @@ export interface components {
          *         {
          *           "op": "create",
          *           "plant": {
-         *             "id": 101,
+         *             "id": 2001,
          *             "name": "Monstera"
          *           }
          *         },
          *         {
          *           "op": "delete",
-         *           "id": 7
+         *           "id": 2002
          *         }
          *       ]
          *     }
@@ -532,7 +534,7 @@ export interface components {
          * @description One write of a batch; `op` says which.
          * @example {
          *       "op": "patch",
-         *       "id": 101,
+         *       "id": 2001,
          *       "patch": {
          *         "tag": null
          *       }
@@ -545,7 +547,7 @@ export interface components {
          * @example {
          *       "op": "create",
          *       "plant": {
-         *         "id": 101,
+         *         "id": 2001,
          *         "name": "Monstera",
          *         "tag": "tropical"
          *       }
@@ -564,7 +566,7 @@ export interface components {
          * @description As `PUT /plants/{id}`; an `id` in `plant` must equal `id`.
          * @example {
          *       "op": "replace",
-         *       "id": 101,
+         *       "id": 2001,
          *       "plant": {
          *         "name": "Swiss cheese plant"
          *       }
@@ -579,7 +581,7 @@ export interface components {
             /**
              * Format: int64
              * @description The id of the plant the operation changes, an int64 kept exactly.
-             * @example 101
+             * @example 2001
              */
             id: number | bigint;
             plant: components["schemas"]["PlantReplacement"];
@@ -596,7 +598,7 @@ export interface components {
          * @description As `PATCH /plants/{id}`, a JSON merge patch; an `id` in `patch` must equal `id`.
          * @example {
          *       "op": "patch",
-         *       "id": 101,
+         *       "id": 2001,
          *       "patch": {
          *         "tag": "climber"
          *       }
@@ -611,7 +613,7 @@ export interface components {
             /**
              * Format: int64
              * @description The id of the plant the operation changes, an int64 kept exactly.
-             * @example 101
+             * @example 2001
              */
             id: number | bigint;
             patch: components["schemas"]["PlantPatch"];
@@ -628,7 +630,7 @@ export interface components {
          * @description As `DELETE /plants/{id}`.
          * @example {
          *       "op": "delete",
-         *       "id": 101
+         *       "id": 2001
          *     }
          */
         BatchDelete: {
@@ -640,7 +642,7 @@ export interface components {
             /**
              * Format: int64
              * @description The id of the plant the operation changes, an int64 kept exactly.
-             * @example 101
+             * @example 2001
              */
             id: number | bigint;
             /**
@@ -701,9 +703,9 @@ export interface components {
          * @example {
          *       "position": 1795000000000001,
          *       "type": "created",
-         *       "id": 1,
+         *       "id": 1001,
          *       "plant": {
-         *         "id": 1,
+         *         "id": 1001,
          *         "name": "Monstera",
          *         "tag": "tropical"
          *       },
@@ -712,7 +714,7 @@ export interface components {
          * @example {
          *       "position": 1795000000000003,
          *       "type": "deleted",
-         *       "id": 1,
+         *       "id": 1001,
          *       "time": "2026-11-26T12:05:00.000Z"
          *     }
          */
@@ -728,7 +730,7 @@ export interface components {
             /**
              * Format: int64
              * @description The plant's id.
-             * @example 1
+             * @example 1001
              */
             id: number | bigint;
             /** @description The plant after the change; absent on `deleted`. */
@@ -843,7 +845,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": 412,
-                 *       "message": "plant 1 has changed (its ETag is no longer the one in If-Match)"
+                 *       "message": "plant 1001 has changed (its ETag is no longer the one in If-Match)"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -954,7 +956,7 @@ export interface components {
                 /**
                  * @example {
                  *       "error": 409,
-                 *       "message": "plant 7 already exists with a different name or tag"
+                 *       "message": "plant 1001 already exists with a different name or tag"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -1130,7 +1132,9 @@ export interface components {
         RequestId: string;
         /**
          * @description The next page, when more plants follow; absent on the last page. It repeats the
-         *     request's filters, percent-encoded.
+         *     request's filters, percent-encoded, and its `after` is the exact id the page ended at:
+         *     follow it as it is rather than rebuilding it from the last plant of the page, whose id a
+         *     client reading JSON numbers as JavaScript numbers rounds past 2^53.
          * @example </plants?limit=20&tag=tropical&after=42>; rel="next"
          */
         Link: string;
@@ -1160,7 +1164,7 @@ export interface components {
         /**
          * @description The request limit of the window this response was counted in (requests per token, or
          *     refused credentials per address on a 429 of that limit). Sent on responses to requests
-         *     that a limit counted.
+         *     that a limit counted, with the two below (see Rate limits in the guide).
          * @example 600000
          */
         RateLimitLimit: number;
@@ -1192,25 +1196,19 @@ export interface operations {
     listPlants: {
         parameters: {
             query?: {
-                /**
-                 * @description How many plants to return at most, from 1 to 1000; decimal digits only.
-                 * @example 2
-                 */
+                /** @description How many plants to return at most, from 1 to 1000; decimal digits only. */
                 limit?: number;
                 /**
                  * @description Return only plants whose id is greater than this one: the cursor of the next page,
                  *     as the `Link` header gives it. Decimal digits with an optional leading minus, in the
-                 *     int64 range.
-                 * @example 2
+                 *     int64 range. Take it from the `Link` as it is: past 2^53, an id that went through a
+                 *     JavaScript number is rounded and names another plant (see Ids past 2^53).
                  */
                 after?: number | bigint;
                 /**
                  * @description Return only plants whose tag is exactly this one (case and accents matter; an empty
                  *     value is the empty tag). Repeat the parameter for plants with any of several tags
                  *     (`tag=tropical&tag=succulent`), at most 10. Plants without a tag never match.
-                 * @example [
-                 *       "tropical"
-                 *     ]
                  */
                 tag?: string[];
                 /**
@@ -1223,7 +1221,6 @@ export interface operations {
                  *     ignored (`cafe` finds `Café`, `αλφα` finds `άλφα`), `ß` is `ss`, `ς` is `σ`, `ı` and
                  *     `İ` are `i`; invisible characters are ignored. It must hold at least one letter or
                  *     digit.
-                 * @example monstera
                  */
                 q?: string;
             };
@@ -1403,39 +1400,27 @@ export interface operations {
                 /**
                  * @description Return changes with a position greater than this one: one the store gave (a
                  *     change's `position`, a `Change-Position` header, the `Link` of a page).
-                 * @example 1795000000000042
                  */
                 after?: number | bigint;
-                /**
-                 * @description How many changes a page holds at most, from 1 to 1000; decimal digits only.
-                 * @example 100
-                 */
+                /** @description How many changes a page holds at most, from 1 to 1000; decimal digits only. */
                 limit?: number;
                 /**
                  * @description When no change follows `after`, wait up to this many seconds (1 to 60) for one
                  *     before answering (a long poll).
-                 * @example 30
                  */
                 wait?: number;
                 /**
                  * @description Keep the changes of plants that had this tag before or after the change (exact;
                  *     repeatable for any of several, at most 10).
-                 * @example [
-                 *       "tropical"
-                 *     ]
                  */
                 tag?: string[];
-                /**
-                 * @description Keep the changes of this plant only (its history, within the retention).
-                 * @example 1
-                 */
+                /** @description Keep the changes of this plant only (its history, within the retention). */
                 id?: number | bigint;
             };
             header?: {
                 /**
                  * @description For a stream: the position of the last event received (a reconnecting
                  *     `EventSource` sends it); the stream starts after it, and `after` is ignored.
-                 * @example 1795000000000042
                  */
                 "Last-Event-ID"?: string;
                 /**
@@ -1481,7 +1466,7 @@ export interface operations {
                     /**
                      * @example id: 1795000000000001
                      *     event: created
-                     *     data: {"position":1795000000000001,"type":"created","id":1,"plant":{"id":1,"name":"Monstera"},"time":"2026-11-26T12:00:00.000Z"}
+                     *     data: {"position":1795000000000001,"type":"created","id":1001,"plant":{"id":1001,"name":"Monstera"},"time":"2026-11-26T12:00:00.000Z"}
                      */
                     "text/event-stream": unknown;
                 };
@@ -1523,7 +1508,7 @@ export interface operations {
             path: {
                 /**
                  * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
-                 * @example 1
+                 * @example 1001
                  */
                 id: number | bigint;
             };
@@ -1582,7 +1567,7 @@ export interface operations {
             path: {
                 /**
                  * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
-                 * @example 1
+                 * @example 1001
                  */
                 id: number | bigint;
             };
@@ -1648,7 +1633,7 @@ export interface operations {
             path: {
                 /**
                  * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
-                 * @example 1
+                 * @example 1001
                  */
                 id: number | bigint;
             };
@@ -1704,7 +1689,7 @@ export interface operations {
             path: {
                 /**
                  * @description The plant's id; decimal digits with an optional leading minus, in the int64 range.
-                 * @example 1
+                 * @example 1001
                  */
                 id: number | bigint;
             };
@@ -2081,7 +2066,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": 1,
+                 *       "id": 1001,
                  *       "name": "Monstera",
                  *       "tag": "tropical"
                  *     }
@@ -2133,7 +2118,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": 1,
+                 *       "id": 1001,
                  *       "name": "Swiss cheese plant",
                  *       "tag": "tropical"
                  *     }
@@ -2185,7 +2170,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "id": 1,
+                 *       "id": 1001,
                  *       "name": "Swiss cheese plant",
                  *       "tag": "tropical"
                  *     }

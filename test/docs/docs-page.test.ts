@@ -1,36 +1,25 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page, type Response } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import type { JsonObject } from '../../src/openapi/document.js';
+import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser } from '../support/chromium.js';
 import { checkResponse } from '../support/conformance.js';
 import { rawResponse, send } from '../support/http.js';
 import { startServer, type ServerProcess } from '../support/server.js';
+import { authorize } from './docs-support.js';
 
-// Debian's Chromium (`apt-get install -y chromium`, which .ci/run does), or the browser that
-// CHROMIUM_PATH names: playwright-core drives it and never downloads a browser of its own.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUTPUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
-const missing = !existsSync(CHROMIUM);
-const skip =
-  missing && process.env.CI !== 'true'
-    ? `${CHROMIUM} is not installed (apt-get install -y chromium); with CI=true this test fails instead`
-    : false;
 
 // One store: the page and the document behind it do not depend on it (a plant created from the
-// page goes through the same POST /plants the store suites cover).
-describe('the API reference at GET /docs, in Chromium', { skip }, () => {
-  if (missing) {
-    // Only with CI=true: CI must run the browser test, so a missing browser is a failure.
-    it('has Chromium to run in', () => assert.fail(`${CHROMIUM} is not installed: .ci/run installs it`));
-    return;
-  }
+// page goes through the same POST /plants the store suites cover). docs-examples.test.ts presses
+// every example on a store of its own.
+describe('the API reference at GET /docs, in Chromium', { skip: skipWithoutChromium }, () => {
+  if (failWithoutChromium()) return;
   let server: ServerProcess;
-  let profile: string;
-  let context: BrowserContext;
+  let browser: Browser;
   let page: Page;
   const requested: string[] = [];
   const responses: Response[] = [];
@@ -38,22 +27,9 @@ describe('the API reference at GET /docs, in Chromium', { skip }, () => {
 
   before(async () => {
     server = await startServer();
-    profile = mkdtempSync(join(tmpdir(), 'plant-store-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      // A laptop's first screen: the operations and Authorize must be in it, without scrolling.
-      viewport: { width: 1280, height: 800 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    // A laptop's first screen: the operations and Authorize must be in it, without scrolling.
+    browser = await launchChromium({ viewport: { width: 1280, height: 800 } });
+    page = browser.page;
     page.setDefaultTimeout(15_000);
     page.on('request', (request) => requested.push(request.url()));
     page.on('response', (response) => responses.push(response));
@@ -64,9 +40,8 @@ describe('the API reference at GET /docs, in Chromium', { skip }, () => {
   });
 
   after(async () => {
-    await context?.close();
+    await browser?.close();
     await server?.dispose();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   it('shows Authorize and the first operations in the first screen, the guide after the operations', async () => {
@@ -142,11 +117,7 @@ describe('the API reference at GET /docs, in Chromium', { skip }, () => {
   });
 
   it('sends POST /plants with a pasted token, and the plant then exists through the API', async () => {
-    await page.click('button.authorize');
-    const dialog = page.locator('.modal-ux');
-    await dialog.locator('input').fill(server.token);
-    await dialog.locator('button.authorize').click();
-    await dialog.locator('button.btn-done').click();
+    await authorize(page, server.token);
 
     const operation = page.locator('#operations-plants-addPlant');
     await operation.locator('.opblock-summary').click();

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { HttpError } from '../http-error.js';
+import { PAGE_SCRIPT } from './docs-script.js';
 
 /**
  * The page may load scripts, styles, images and data from this server only, so nothing of it
@@ -39,87 +40,6 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-// The page's own script: Swagger UI with two small plugins.
-// - Guide after the operations: the document's description opens with a short introduction and
-//   continues with "## " sections (tokens, the client, errors, rate limits). Shown whole above the
-//   operations, it pushed them ~1,750 px down; the page shows the introduction on top, so that
-//   Authorize and the operations are in the first screen, and the sections after the operations.
-// - Readable types: Swagger UI labels an allOf by its parts, and a part that is a $ref not yet
-//   resolved as "any": NewPlant read "(object & any)". An "any" part of an allOf adds nothing and
-//   equal parts say one thing, so "(object & any)" is written "object". Likewise a oneOf of $refs
-//   (a batch's operation: "object | (any | any | any | any)") adds nothing to the type it states.
-// validatorUrl: null keeps Swagger UI from sending the document to its public validator.
-const INITIALIZER = `'use strict';
-function splitDescription(text) {
-  const at = typeof text === 'string' ? text.search(/^## /m) : -1;
-  return at < 0 ? [text, ''] : [text.slice(0, at).trim(), text.slice(at)];
-}
-
-function readableType(type) {
-  for (let before = ''; before !== type; ) {
-    before = type;
-    type = type.replace(/\\(([^()|]*&[^()|]*)\\)/g, (group, inner) => {
-      const parts = [...new Set(inner.split(' & ').filter((part) => part !== 'any'))];
-      return parts.length === 0 ? 'any' : parts.length === 1 ? parts[0] : '(' + parts.join(' & ') + ')';
-    });
-  }
-  return type.replace(/^(\\w+) \\| \\(any(?: \\| any)*\\)$/, '$1');
-}
-
-function GuideAfterOperations(system) {
-  const h = system.React.createElement;
-  const fullDescription = () => system.specSelectors.info().get('description');
-  return {
-    statePlugins: {
-      spec: {
-        wrapSelectors: {
-          selectInfoDescriptionField: () => () => splitDescription(fullDescription())[0],
-        },
-      },
-    },
-    wrapComponents: {
-      Models: (Models, { getComponent }) => (props) => {
-        const Markdown = getComponent('Markdown', true);
-        const guide = splitDescription(fullDescription())[1];
-        return h(
-          'div',
-          null,
-          guide && h('section', { className: 'guide info' }, h('div', { className: 'description' }, h(Markdown, { source: guide }))),
-          h(Models, props),
-        );
-      },
-    },
-  };
-}
-
-function ReadableTypes(system) {
-  const h = system.React.createElement;
-  return {
-    wrapComponents: {
-      JSONSchema202012KeywordType: () => ({ schema, isCircular }) =>
-        h(
-          'strong',
-          { className: 'json-schema-2020-12__attribute json-schema-2020-12__attribute--primary' },
-          readableType(system.fn.jsonSchema202012.getType(schema)) + (isCircular ? ' [circular]' : ''),
-        ),
-    },
-  };
-}
-
-window.ui = SwaggerUIBundle({
-  url: new URL('openapi.json', document.baseURI).href,
-  dom_id: '#swagger-ui',
-  deepLinking: true,
-  tryItOutEnabled: true,
-  displayRequestDuration: true,
-  persistAuthorization: false,
-  validatorUrl: null,
-  docExpansion: 'list',
-  defaultModelsExpandDepth: 1,
-  plugins: [GuideAfterOperations, ReadableTypes],
-});
-`;
-
 interface Asset {
   type: string;
   body: string | Buffer;
@@ -133,7 +53,7 @@ function loadAssets(): Map<string, Asset> {
     ['swagger-ui.css', { type: 'text/css; charset=utf-8', body: file('swagger-ui.css') }],
     ['swagger-ui-bundle.js', { type: 'text/javascript; charset=utf-8', body: file('swagger-ui-bundle.js') }],
     ['favicon-32x32.png', { type: 'image/png', body: file('favicon-32x32.png') }],
-    ['docs.js', { type: 'text/javascript; charset=utf-8', body: INITIALIZER }],
+    ['docs.js', { type: 'text/javascript; charset=utf-8', body: PAGE_SCRIPT }],
   ]);
 }
 

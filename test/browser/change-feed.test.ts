@@ -2,22 +2,15 @@
 // the server process stops (SIGTERM) and starts again on the same store and port. The browser
 // reconnects by itself with Last-Event-ID and gets every change once, in position order.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { send } from '../support/http.js';
 import { startServer, type ServerProcess } from '../support/server.js';
 import { startBearerProxy, type BearerProxy } from './bearer-proxy.js';
-
-// Debian's Chromium, as test/docs/docs-page.test.ts drives it: never a downloaded browser.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const missing = !existsSync(CHROMIUM);
-const skip =
-  missing && process.env.CI !== 'true'
-    ? `${CHROMIUM} is not installed (apt-get install -y chromium); with CI=true this test fails instead`
-    : false;
+import { failWithoutChromium, launchChromium, skipWithoutChromium } from './chromium.js';
 
 // Each event as the page received it: its id (the position) and its data (the change's JSON).
 const PAGE = `<!doctype html><meta charset="utf-8"><title>changes</title><script>
@@ -35,16 +28,12 @@ interface Received {
   data: string;
 }
 
-describe('a browser EventSource on GET /plants/changes across a server restart', { skip }, () => {
-  if (missing) {
-    it('has Chromium to run in', () => assert.fail(`${CHROMIUM} is not installed: .ci/run installs it`));
-    return;
-  }
+describe('a browser EventSource on GET /plants/changes across a server restart', { skip: skipWithoutChromium }, () => {
+  if (failWithoutChromium()) return;
   let dir: string;
   let server: ServerProcess;
   let proxy: BearerProxy;
-  let profile: string;
-  let context: BrowserContext;
+  let browser: Awaited<ReturnType<typeof launchChromium>>;
   let page: Page;
 
   const post = (id: number, name: string) =>
@@ -61,20 +50,15 @@ describe('a browser EventSource on GET /plants/changes across a server restart',
     dir = mkdtempSync(join(tmpdir(), 'plant-store-browser-feed-'));
     server = await startServer({ dataDir: dir });
     proxy = await startBearerProxy(() => new URL(server.url), server.token, PAGE);
-    profile = mkdtempSync(join(tmpdir(), 'plant-store-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+    browser = await launchChromium();
+    page = browser.context.pages()[0] ?? (await browser.context.newPage());
   });
 
   after(async () => {
-    await context?.close();
+    await browser?.close();
     await proxy?.close();
     await server?.dispose();
-    for (const d of [profile, dir]) if (d) rmSync(d, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('reconnects by itself with Last-Event-ID and receives every change once, in order', async () => {

@@ -105,9 +105,16 @@ module.exports = {
     {
       name: 'client-stands-alone',
       severity: 'error',
-      comment: 'The typed client ships to users: it takes only the JSON reader and writer.',
+      comment: 'The typed client ships to users (packages/client): it takes only the JSON reader and writer.',
       from: { path: '^src/client/' },
-      to: { path: '^src/', pathNot: layer('client/', 'json/') },
+      to: { path: '^src/', pathNot: layer('client/', 'json/(read|write)-json\\.ts$') },
+    },
+    {
+      name: 'client-runs-in-browsers',
+      severity: 'error',
+      comment: 'What @plant-store/client ships imports no Node.js module: it runs in browsers as well.',
+      from: { path: '^src/(client/|json/(read|write)-json\\.ts$)' },
+      to: { dependencyTypes: ['core'] },
     },
   ],
   options: {

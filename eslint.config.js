@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'test-output/'] },
+  { ignores: ['dist/', 'packages/*/dist/', 'node_modules/', 'data/', 'test-output/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,16 +1,14 @@
 // Following the change log with JSON long polls (`GET /plants/changes?after=&wait=`): what a
 // program without EventSource, or behind a proxy that buffers streams, uses to stay in step.
-import type { Client } from 'openapi-fetch';
-import type { components, paths } from './schema.js';
-
-/** The client createPlantStoreClient makes (named here too: index.ts imports this file). */
-type PlantStoreClient = Client<paths, 'application/json'>;
+import type { PlantStoreClient } from './client-type.js';
+import { nextQuery } from './link.js';
+import type { components } from './schema.js';
 
 /** `{position, type, id, plant?, time}`: one change of the log; int64s past 2^53 arrive as bigint. */
 export type Change = components['schemas']['Change'];
 
 export interface FollowOptions {
-  client: PlantStoreClient;
+  client: Pick<PlantStoreClient, 'GET'>;
   /**
    * Follow the changes after this position: the `Change-Position` header of the first page of a
    * listing (as a string, as the header has it), or the last change applied. Absent: from the
@@ -71,7 +69,7 @@ class Retryable extends Error {
   }
 }
 
-const nextAfter = (link: string | null) => /[?&]after=(\d+)[^>]*>\s*;\s*rel="?next"?/.exec(link ?? '')?.[1];
+const nextAfter = (link: string | null) => new URLSearchParams(nextQuery(link)).get('after') ?? undefined;
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

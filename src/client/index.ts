@@ -1,7 +1,10 @@
-// A typed client of the Plant Store API: `import { createPlantStoreClient } from 'plant-store/client'`.
-// Its types are generated from the OpenAPI document (schema.ts, `npm run generate:client`); the
-// calls go through openapi-fetch.
-import createClient, { type Client, type Middleware } from 'openapi-fetch';
+// A typed client of the Plant Store API: `import { createPlantStoreClient } from '@plant-store/client'`,
+// the package packages/client builds from this folder (the server package still exports it as
+// `plant-store/client`). Its types are generated from the OpenAPI document (schema.ts,
+// `npm run generate:client`); the calls go through openapi-fetch. What it imports must run in
+// browsers too: no Node.js module (packages/client/tsconfig.json has no Node.js types).
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { PlantStoreClient } from './client-type.js';
 import { readJson } from '../json/read-json.js';
 import { writeJson } from '../json/write-json.js';
 import type { components, paths } from './schema.js';
@@ -19,7 +22,7 @@ export type BatchOperation = components['schemas']['BatchOperation'];
 export type BatchResult = components['schemas']['BatchResult'];
 /** `{error, message}`: the body of every response that is not 2xx. */
 export type ApiError = components['schemas']['Error'];
-export type PlantStoreClient = Client<paths, 'application/json'>;
+export type { PlantPatchInit, PlantStoreClient } from './client-type.js';
 
 export interface PlantStoreClientOptions {
   /** Where the service is, e.g. `http://localhost:3000`. */
@@ -78,3 +81,4 @@ const exactJson: Middleware = {
 };
 
 export { ChangesGoneError, FollowError, followChanges, type Change, type FollowOptions } from './follow.js';
+export { ListError, allPlants, type AllPlantsOptions } from './pages.js';

@@ -101,6 +101,28 @@ for (const store of stores) {
       for (const [after, yielded] of asked) assert.equal(after, yielded);
     });
 
+    it('asks on from where a filtered page says it looked, past the changes it did not match', async () => {
+      const from = await positionOf(client);
+      for (let id = 700; id < 703; id++)
+        await client.POST('/plants', { body: { id, name: 'Other', tag: 'elsewhere' } });
+      const passed = await positionOf(client);
+      const asked: string[] = [];
+      const recording = (request: Request) => {
+        asked.push(new URL(request.url).searchParams.get('after')!);
+        return conformingFetch(request);
+      };
+      const follower = createPlantStoreClient({ baseUrl: url, token: server.token, fetch: recording });
+      const following = take({ client: follower, after: from, tag: ['wanted'], wait: 1 }, 1);
+      while (asked.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+      await client.POST('/plants', { body: { id: 703, name: 'Wanted', tag: 'wanted' } });
+      assert.deepEqual(
+        (await following).map((c) => c.id),
+        [703],
+      );
+      // The first poll waited and matched nothing; its Link said how far it had looked.
+      assert.deepEqual(asked.slice(0, 2), [String(from), String(passed)]);
+    });
+
     it('stops when the signal aborts, in a long poll or in a pause between retries', async () => {
       for (const [baseUrl, what] of [
         [url, 'a long poll'],

@@ -1,111 +1,125 @@
-// Depending on the typed client the way README says: pack this package, install the tarball in
-// a scratch project, type-check a small TypeScript program against `plant-store/client` there,
-// and run it against a live service. Also: what the tarball holds, and nothing more.
+// @plant-store/client as README's "Depending on the client" has a user get it: packed, installed
+// in an empty project by the system's npm on the system's Node 20, type-checked there (its merge
+// patch typing included) and run there against a live service. Also: what the tarball holds and
+// what the install brought with it.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { buildTestApp, type TestApp } from '../helper.js';
+import {
+  installedPackages,
+  packAndInstallClient,
+  ROOT,
+  SYSTEM_NODE,
+  type PackedClient,
+} from '../support/packed-client.js';
 
 const run = promisify(execFile);
-const ROOT = new URL('../../', import.meta.url).pathname;
 const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+const SHIPPED = /^(package\.json|README\.md|dist\/(client|json)\/[a-z-]+\.(js|d\.ts))$/;
+const PAST_2_53 = '9007199254740993';
+const systemNodeVersion = async () => (await run(SYSTEM_NODE, ['--version'])).stdout.trim();
 
-// What the tarball may hold: the build, the document, the manifest and the usual documents.
-const ALLOWED = /^(dist\/.+|openapi\/plant-store\.yaml|package\.json|README\.md|LICENSE|CHANGELOG\.md)$/;
-// What it must never hold, wherever it sits: stores, keys, environment files, logs, exports.
-const SECRET =
-  /(\.db|\.db-wal|\.db-shm|\.env|\.pem|\.key|\.ndjson|\.log|\.tgz|\.npmrc)$|key\.json$|(^|\/)(data|idp|test-output)\//;
-
-const PROGRAM = `import { createPlantStoreClient, type NewPlant } from 'plant-store/client';
+// Run with the system Node: lists a filter by pages of one, patches, follows from the listing.
+const PROGRAM = `import { allPlants, createPlantStoreClient, followChanges, ListError } from '@plant-store/client';
 
 const [baseUrl, token] = process.argv.slice(2) as [string, string];
 const client = createPlantStoreClient({ baseUrl, token });
-const plant: NewPlant = { id: 9007199254740993n, name: 'Pothos', tag: 'from the tarball' };
-const created = await client.POST('/plants', { body: plant });
-const read = await client.GET('/plants/{id}', { params: { path: { id: plant.id } } });
-const page = await client.GET('/plants', { params: { query: { limit: 10 } } });
-const refused = await createPlantStoreClient({ baseUrl }).GET('/plants');
-console.log(
-  JSON.stringify({
-    created: created.response.status,
-    createdBody: created.data,
-    read: read.data && { id: String(read.data.id), idType: typeof read.data.id, name: read.data.name, tag: read.data.tag },
-    listed: page.data?.length,
-    refused: refused.error,
-  }),
-);
+const big = ${PAST_2_53}n;
+const created = await client.POST('/plants', { body: { id: big, name: 'Pothos', tag: 'packed' } });
+for (const id of [1, 2, 3]) await client.POST('/plants', { body: { id, name: 'Fern', tag: id === 2 ? 'other' : 'packed' } });
+let position: string | null = null;
+const listed: string[] = [];
+const onPage = (page: Response) => void (position ??= page.headers.get('change-position'));
+for await (const plant of allPlants(client, { tag: ['packed'], limit: 1, onPage })) listed.push(\`\${plant.id} \${typeof plant.id}\`);
+const patched = await client.PATCH('/plants/{id}', { params: { path: { id: big } }, body: { tag: null } });
+const followed: string[] = [];
+for await (const change of followChanges({ client, after: position!, wait: 1 })) {
+  followed.push(\`\${change.type} \${change.id}\`);
+  if (change.type === 'updated') break;
+}
+const refused = await allPlants(createPlantStoreClient({ baseUrl })).next().catch((err: unknown) => err);
+const refusal = refused instanceof ListError ? refused.status : refused;
+console.log(JSON.stringify({ node: process.version, created: created.response.status, listed, patched: patched.data, followed, refusal }));
 `;
 
-describe('plant-store/client from a packed tarball, in a project of its own', { timeout: 600_000 }, () => {
-  let dir: string;
-  let tarball: string;
-  let files: string[];
+// Compiled, never run: each @ts-expect-error fails the compilation when its line compiles.
+const TYPES = `import { createPlantStoreClient } from '@plant-store/client';
+
+export async function patches(): Promise<string | undefined> {
+  const client = createPlantStoreClient({ baseUrl: 'http://127.0.0.1:1' });
+  const path = { id: ${PAST_2_53}n };
+  // @ts-expect-error: a misspelt member of a merge patch
+  await client.PATCH('/plants/{id}', { params: { path }, body: { nmae: 'x' } });
+  // @ts-expect-error: a merge patch is an object
+  await client.PATCH('/plants/{id}', { params: { path }, body: 42 });
+  // @ts-expect-error: a name is a string
+  await client.PATCH('/plants/{id}', { params: { path }, body: { name: 3 } });
+  // @ts-expect-error: a patch has a body
+  await client.PATCH('/plants/{id}', { params: { path } });
+  const { data } = await client.PATCH('/plants/{id}', { params: { path }, body: { name: 'Ivy', tag: null } });
+  return data?.name;
+}
+`;
+
+describe('@plant-store/client from npm pack, in an empty project', { timeout: 600_000 }, () => {
+  let packed: PackedClient;
   let server: TestApp;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'plant-store-pack-'));
-    // --ignore-scripts: `npm test` has built dist/ already; packing would run `prepare` (the
-    // build) again, rewriting dist/ under the other test files that run the built server.
-    const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-      cwd: ROOT,
-      timeout: 120_000,
-    });
-    const [info] = JSON.parse(packed.stdout) as [{ filename: string; files: { path: string }[] }];
-    tarball = join(dir, info.filename);
-    files = info.files.map((f) => f.path);
-    server = await buildTestApp();
+    [packed, server] = await Promise.all([packAndInstallClient(), buildTestApp()]);
   });
-
   after(async () => {
     await server?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    packed?.dispose();
   });
 
-  it(`is plant-store-${version}.tgz, with the client and its JSON reader and writer, and nothing else`, () => {
-    assert.equal(tarball, join(dir, `plant-store-${version}.tgz`));
-    for (const needed of [
-      'package.json',
-      'dist/client/index.js',
-      'dist/client/index.d.ts',
-      'dist/client/schema.d.ts',
-      'dist/json/read-json.js',
-      'dist/json/write-json.js',
-      'dist/cli/main.js',
-      'CHANGELOG.md',
-    ]) {
-      assert.ok(files.includes(needed), `${needed} is missing from the tarball`);
+  it(`is plant-store-client-${version}.tgz, the client, its JSON reader and writer, and nothing else`, () => {
+    assert.equal(packed.tarball, join(packed.dir, `plant-store-client-${version}.tgz`));
+    for (const name of ['index', 'follow', 'pages', 'schema'])
+      assert.ok(packed.files.includes(`dist/client/${name}.d.ts`));
+    for (const name of ['read-json', 'write-json']) assert.ok(packed.files.includes(`dist/json/${name}.js`));
+    assert.deepEqual(
+      packed.files.filter((f) => !SHIPPED.test(f)),
+      [],
+    );
+    // What a browser can load: imports of its own files and of openapi-fetch only.
+    const specifiers = new Set<string>();
+    for (const file of packed.files.filter((f) => f.endsWith('.js'))) {
+      const code = readFileSync(join(packed.project, 'node_modules/@plant-store/client', file), 'utf8');
+      const imports =
+        /^(?:import|export)\b[^'";()]*\bfrom\s*['"]([^'"]+)|^import\s*['"]([^'"]+)|\bimport\(\s*['"]([^'"]+)/gm;
+      for (const found of code.matchAll(imports)) {
+        const specifier = found[1] ?? found[2] ?? found[3];
+        assert.match(specifier!, /^(\.\.?\/|openapi-fetch$)/, `${file} imports ${specifier}`);
+        specifiers.add(specifier!);
+      }
     }
-    assert.deepEqual(
-      files.filter((f) => !ALLOWED.test(f)),
-      [],
-      'unexpected files',
-    );
-    assert.deepEqual(
-      files.filter((f) => SECRET.test(f)),
-      [],
-      'files that may hold secrets',
-    );
+    for (const seen of ['openapi-fetch', './follow.js', '../json/read-json.js']) assert.ok(specifiers.has(seen), seen);
   });
 
-  it('installs with npm, type-checks a program against plant-store/client and calls the service with it', async () => {
-    const project = join(dir, 'project');
-    mkdirSync(project);
-    writeFileSync(
-      join(project, 'package.json'),
-      JSON.stringify({ name: 'uses-plant-store', private: true, type: 'module' }),
-    );
-    // From the registry, bounded in time. --ignore-scripts: the client does not load the server's
-    // native SQLite module, whose install script would download or compile it (minutes).
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball], {
-      cwd: project,
-      timeout: 300_000,
-    });
+  it('installs openapi-fetch alone with it, no install script, no EBADENGINE on the system Node', async () => {
+    assert.deepEqual(Object.keys(installedPackages(packed.project)).sort(), [
+      'node_modules/@plant-store/client',
+      'node_modules/openapi-fetch',
+      'node_modules/openapi-typescript-helpers',
+    ]);
+    for (const [path, entry] of Object.entries(installedPackages(packed.project)))
+      assert.equal(entry.hasInstallScript, undefined, `${path} has an install script`);
+    for (const gone of ['better-sqlite3', 'swagger-ui-dist', 'plant-store'])
+      assert.ok(!existsSync(join(packed.project, 'node_modules', gone)), `${gone} was installed`);
+    // npm ran on the system Node, which it checks the package's engines against.
+    assert.equal(`v${packed.npmNode}`, await systemNodeVersion());
+    assert.doesNotMatch(packed.installOutput, /EBADENGINE/);
+  });
 
+  it(`type-checks and runs on the system Node (${SYSTEM_NODE}) against a live service`, async () => {
+    const { project } = packed;
     writeFileSync(join(project, 'call.ts'), PROGRAM);
+    writeFileSync(join(project, 'types.ts'), TYPES);
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
@@ -118,7 +132,7 @@ describe('plant-store/client from a packed tarball, in a project of its own', { 
           types: ['node'],
           typeRoots: [join(ROOT, 'node_modules/@types')],
         },
-        files: ['call.ts'],
+        files: ['call.ts', 'types.ts'],
       }),
     );
     // The repository's TypeScript, on the scratch project: the shipped .d.ts files must resolve there.
@@ -127,20 +141,15 @@ describe('plant-store/client from a packed tarball, in a project of its own', { 
     }).catch((err: { stdout?: string }) => assert.fail(`the program does not type-check:\n${err.stdout}`));
 
     const url = await server.listen();
-    const { stdout } = await run(process.execPath, [join(project, 'call.js'), url, server.token], {
-      cwd: project,
-      timeout: 30_000,
-    });
+    const { stdout } = await run(SYSTEM_NODE, [join(project, 'call.js'), url, server.token], { timeout: 60_000 });
     assert.deepEqual(JSON.parse(stdout), {
+      node: await systemNodeVersion(),
       created: 200,
-      createdBody: { name: 'Pothos', tag: 'from the tarball' },
-      read: { id: '9007199254740993', idType: 'bigint', name: 'Pothos', tag: 'from the tarball' },
-      listed: 1,
-      refused: { error: 401, message: refusedMessage(await server.inject({ path: '/plants' })) },
+      listed: ['1 number', '3 number', `${PAST_2_53} bigint`],
+      patched: { name: 'Pothos' },
+      // From the listing's position: the patch, and nothing before it.
+      followed: [`updated ${PAST_2_53}`],
+      refusal: 401,
     });
   });
 });
-
-function refusedMessage(res: { json: unknown }): string {
-  return (res.json as { message: string }).message;
-}

@@ -8,7 +8,7 @@ import { OtlpReceiver } from '../support/otlp-receiver.js';
 import { pollUntil } from '../support/poll.js';
 import { FAST_WEBHOOKS, Receiver } from '../support/receiver.js';
 import { startServer } from '../support/server.js';
-import { createTestStore } from '../support/stores.js';
+import { createMigratedTestStore } from '../support/stores.js';
 
 const LOADS = new URL('../support/otel-loads.mjs', import.meta.url).href;
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -20,7 +20,7 @@ after(async () => {
 async function writeThrough(env: Record<string, string>) {
   const hook = await new Receiver().start();
   cleanups.push(() => hook.close());
-  const store = createTestStore('sqlite');
+  const store = await createMigratedTestStore('sqlite');
   cleanups.push(() => store.drop());
   const added = await cli(['webhook', 'add', hook.url], { DATABASE_URL: store.databaseUrl, ...FAST_WEBHOOKS });
   assert.equal(added.status, 0, added.stderr);

@@ -8,7 +8,7 @@ import { cli } from '../support/cli.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { FAST_WEBHOOKS, Receiver } from '../support/receiver.js';
 import { startServer, type ServerProcess } from '../support/server.js';
-import { createTestStore, stores, suiteOptions } from '../support/stores.js';
+import { createMigratedTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -37,12 +37,12 @@ for (const kind of stores) {
       return otlp.spans.filter((s) => s.traceId === traceId);
     };
 
-    let store: ReturnType<typeof createTestStore>;
+    let store: TestStore;
 
     before(async () => {
       otlp = await new OtlpReceiver().start();
       hook = await new Receiver().start();
-      store = createTestStore(kind);
+      store = await createMigratedTestStore(kind);
       const added = await cli(['webhook', 'add', hook.url], { DATABASE_URL: store.databaseUrl, ...FAST_WEBHOOKS });
       assert.equal(added.status, 0, added.stderr);
       server = await startServer({ databaseUrl: store.databaseUrl, env: { ...FAST_WEBHOOKS, ...otlp.env() } });

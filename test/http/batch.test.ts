@@ -146,6 +146,8 @@ for (const kind of stores) {
         [{ op: 'delete', id: 404 }, 404, 'operations[5]: plant 404 does not exist'],
         [{ op: 'create', plant: { id: 21, name: 'Not moss' } }, 409, 'operations[5]: plant 21 already exists'],
         [{ op: 'patch', id: 20, patch: { name: 'x' }, ifMatch: '"nope"' }, 412, 'operations[5]: plant 20 has changed'],
+        // A weak tag never matches strongly: 412, as a single PATCH with If-Match: W/"…" is.
+        [{ op: 'replace', id: 21, plant: { name: 'x' }, ifMatch: 'W/"x"' }, 412, 'operations[5]: plant 21 has changed'],
         [
           { op: 'replace', id: 20, plant: { id: 21, name: 'x' } },
           400,
@@ -192,7 +194,7 @@ for (const kind of stores) {
         [[{ op: 'delete', id: '1' }], 'operations[0]: id must be an integer'],
         [[{ op: 'patch', id: 1, patch: { nmae: 'x' } }], 'operations[0]: patch has the member "nmae"'],
         [[{ op: 'delete', id: 1, ifmatch: '*' }], 'operations[0]: operation has the member "ifmatch"'],
-        [[{ op: 'delete', id: 1, ifMatch: 'W/"x"' }], 'operations[0]: ifMatch must match'],
+        [[{ op: 'delete', id: 1, ifMatch: 'x' }], 'operations[0]: ifMatch must be * or an entity tag in double quotes'],
         [[ok, 7], 'operations[1]: operation must be a JSON object'],
         [[], 'operations must have at least 1 item'],
         [Array(1001).fill({ op: 'delete', id: 1 }), 'operations must have at most 1000 items'],

@@ -243,6 +243,22 @@ for (const kind of stores) {
       assert.equal(one.status, 413, 'a single plant keeps its own limit');
     });
 
+    it('stops reading a body of tiny values at one value per 16 bytes of its limit', async () => {
+      const tiny = (n: number) => `{"operations":[{"op":"create","plant":{"id":1,"name":"a","pad":[${'{},'.repeat(n)}0]}}]}`;
+      const refused = await batch(t.app, tiny(340_000));
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(message(refused.text), /^the body holds more than 65536 JSON values/);
+      const plant = await t.app.inject({
+        method: 'POST',
+        path: '/plants',
+        headers: { authorization: `Bearer ${t.app.token}`, 'content-type': 'application/json' },
+        body: `{"id":1,"name":"a","pad":[${'{},'.repeat(2000)}0]}`,
+      });
+      assert.equal(plant.status, 400, 'a single plant: 1,024 values in 16 KiB');
+      assert.match(message(plant.text), /more than 1024 JSON values/);
+      assert.equal((await batch(t.app, tiny(1000))).status, 200, 'ignored members of fewer values are read');
+    });
+
     it('reads at most 8 batches at once: the 9th is 503 before its body, and places come back', async () => {
       const port = Number(new URL(await t.app.listen()).port);
       const head = (length: number) =>

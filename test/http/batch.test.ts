@@ -244,7 +244,8 @@ for (const kind of stores) {
     });
 
     it('stops reading a body of tiny values at one value per 16 bytes of its limit', async () => {
-      const tiny = (n: number) => `{"operations":[{"op":"create","plant":{"id":1,"name":"a","pad":[${'{},'.repeat(n)}0]}}]}`;
+      const tiny = (n: number) =>
+        `{"operations":[{"op":"create","plant":{"id":1,"name":"a","pad":[${'{},'.repeat(n)}0]}}]}`;
       const refused = await batch(t.app, tiny(340_000));
       assert.equal(refused.status, 400, refused.text);
       assert.match(message(refused.text), /^the body holds more than 65536 JSON values/);

@@ -65,6 +65,15 @@ describe('postgres error mapping', () => {
     }
   });
 
+  it('tells contention (deadlock, serialization, a lock or statement past its time) from an outage', () => {
+    for (const code of ['40P01', '40001', '55P03', '57014']) {
+      const err = storeError(coded(code));
+      assert.ok(err instanceof StoreUnavailableError, code);
+      assert.equal(err.message, 'the store is busy with other writes; retry later', code);
+    }
+    assert.equal((storeError(coded('57P01')) as Error).message, 'the store is unavailable; retry later');
+  });
+
   it('leaves bugs and bad statements alone, so they stay 500s', () => {
     for (const err of [coded('23505'), coded('42P01'), coded('22P02'), new TypeError('x is undefined'), 'text']) {
       assert.equal(isUnavailable(err), false, String(err));

@@ -7,25 +7,22 @@ import { plantFromRow, type PlantRow, type Run } from './rows.js';
 const LEAD_PROBE = 1000;
 
 /**
- * Named statements of the filtered list (the index, the words table and its function:
- * migrations.ts), one per page length. Each walk is written `(key, id) >= (value, cursor) AND
- * key <= value ORDER BY key, id`, which only the (key, id) index can answer in order: written
- * `key = value ORDER BY id`, the planner may instead walk the primary key in id order and
- * filter, reading the whole store for a rare tag, because a tag or a word given as a parameter
- * is estimated as common as any other (EXPLAIN on 1M plants: 210,000 rows read for 21). The
- * page's length is written into the statement, not passed, and a search with tags is a statement
- * of its own: a prepared statement's generic plan takes `LIMIT $n` for a tenth of the rows, and a
- * tag filter that may be empty (`$n IS NULL OR ...`) for one that keeps few plants, and either
- * made its estimate look worse than the custom plans'. PostgreSQL then planned a search again for
- * every page, half a page's time on a large store, where on a small one it kept the generic plan. Tag
- * pages are planned each time whatever is done (a list of tags of unknown length); their plans
- * cost little. Exported for the tests that read their plans.
+ * Statements of the filtered list (the index, the words table: migrations.ts), one per page
+ * length. Each walk is written `(key, id) >= (value, cursor) AND key <= value ORDER BY key, id`,
+ * which only the (key, id) index can answer in order: written `key = value ORDER BY id`, the
+ * planner may instead walk the primary key in id order and filter, reading the whole store for a
+ * rare tag, because a tag or a word it cannot see (a parameter, a word not in its statistics) is
+ * estimated as common as any other (EXPLAIN on 1M plants: 210,000 rows read for 21). Every page
+ * is planned for its own values: the store keeps no prepared statement, and so no generic plan,
+ * in a server session (pool.ts). The page's length is written into the statement, and a search
+ * with tags is a statement of its own, from when generic plans were kept: they took `LIMIT $n`
+ * for a tenth of the rows, and a tag filter that may be empty for one that keeps few plants.
+ * Exported for the tests that read their plans.
  */
 export const SQL = {
   // One walk of plants_tag per tag, from the cursor, cut at the page's length: the outer sort
   // sees at most that many rows per tag, never every plant of a tag.
   byTags: (limit: number) => ({
-    name: `plants-by-tags-${limit}`,
     text: `SELECT p.id, p.name, p.tag FROM unnest($1::text[]) AS t (tag)
            CROSS JOIN LATERAL (SELECT id, name, tag FROM plants
                                WHERE (plants.tag, id) >= (t.tag, $2) AND plants.tag <= t.tag
@@ -46,7 +43,6 @@ export const SQL = {
   // word stored, which it chose on some stores (twenty times a page's time, on every page, since
   // the hash is built before the walk reads a single entry).
   bySearch: (limit: number, tagged: boolean) => ({
-    name: `plants-by-search-${tagged ? 'tagged-' : ''}${limit}`,
     text: `WITH words AS MATERIALIZED (SELECT $1::text[] AS all_words),
                 lead_word AS MATERIALIZED (
                   SELECT w FROM words, unnest(all_words) AS w

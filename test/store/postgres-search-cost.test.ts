@@ -9,11 +9,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { INT64_MIN } from '../../src/domain/int64.js';
 import { searchWords } from '../../src/domain/search-words.js';
 import { openStore } from '../../src/store/open-store.js';
 import { inline } from '../../src/store/postgres/inline.js';
-import { SQL } from '../../src/store/postgres/plant-filters.js';
+import { filteredQuery } from '../../src/store/postgres/plant-filters.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestStore, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
 
@@ -47,7 +46,7 @@ describe('the cost of a search page [postgres]', suiteOptions('postgres'), () =>
 
   /** The plan of the store's search statement for one page of 20, run. */
   async function searchPlan(search: string): Promise<PlanNode> {
-    const page = inline({ ...SQL.bySearch(21, false), values: [searchWords(search), String(INT64_MIN)] });
+    const page = inline(filteredQuery({ search: searchWords(search) }, 21)!);
     const answers = (await client.query(
       `SET LOCAL search_path = ${schema}; EXPLAIN (ANALYZE, FORMAT JSON) ${page}`,
     )) as unknown as pg.QueryResult[];

@@ -191,7 +191,7 @@ for (const kind of stores) {
         file.close();
       } else {
         const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
-        await postgresSql(`CREATE SCHEMA ${schema}; SET search_path = ${schema};
+        await postgresSql(`CREATE SCHEMA ${schema}; SET LOCAL search_path = ${schema};
           ${postgresMigrations.slice(0, BEFORE).join(';\n')};
           CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
           INSERT INTO schema_migrations (version) SELECT generate_series(1, ${BEFORE});
@@ -228,7 +228,7 @@ for (const kind of stores) {
         file.close();
       } else {
         const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
-        await postgresSql(`CREATE SCHEMA ${schema}; SET search_path = ${schema};
+        await postgresSql(`CREATE SCHEMA ${schema}; SET LOCAL search_path = ${schema};
           ${postgresMigrations.slice(0, RULE - 1).join(';\n')};
           CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
           INSERT INTO schema_migrations (version) SELECT generate_series(1, ${RULE - 1});

@@ -48,6 +48,13 @@ describe('a statement with its parameters inlined', () => {
     assert.throws(() => inline({ text: 'SELECT $2::text', values: ['only one'] }), RangeError);
     assert.throws(() => inline({ text: 'SELECT $1::timestamptz', values: [new Date()] }), TypeError);
     assert.throws(() => inline({ text: 'SELECT $1::float8', values: [Number.NaN] }), TypeError);
+    assert.throws(() => inline({ text: 'SELECT $1::text', values: [undefined] }), TypeError);
+    assert.throws(() => inline({ text: 'SELECT $1::text[]', values: [['a', undefined]] }), TypeError);
+    assert.throws(() => inline({ text: 'SELECT $1::boolean[]', values: [[true]] }), TypeError);
+    assert.equal(
+      inline({ text: 'SELECT $1, $2, $3::int[]', values: [true, false, [1, 2n]] }),
+      `SELECT 'true', 'false', '{"1","2"}'::int[]`,
+    );
   });
 
   it("quotes text exactly as pg's escapeLiteral does", () => {
@@ -62,6 +69,42 @@ describe('a statement with its parameters inlined', () => {
     const client = new pg.Client({ connectionString: POSTGRES_URL });
     before(() => client.connect());
     after(() => client.end());
+
+    it('types a literal by its place as a bound parameter is typed, and reads back the same rows', async () => {
+      // Lone statements go inlined too (pool.ts): some type their parameters by a column, a
+      // function or LIMIT, not by a cast; they bind booleans and arrays of numbers as well.
+      const row = (id: string, on: boolean, n: number[]) => ({
+        text: 'INSERT INTO t (id, on_, at, n, s) VALUES ($1, $2, $3, $4, $5)',
+        values: [id, on, '2024-01-02T03:04:05.678Z', n, null],
+      });
+      const select = {
+        text: `SELECT id, on_, at, n, s, coalesce(s, $1) AS c, coalesce(at, $5) AS at2 FROM t
+               WHERE id >= $2 AND on_ = $3 AND $6 = 'x' ORDER BY id LIMIT $4`,
+        values: ['none', '-1', false, 5, '2020-01-01T00:00:00Z', 'x'],
+      };
+      await client.query('BEGIN');
+      try {
+        await client.query(
+          'CREATE TEMP TABLE t (id bigint, on_ boolean, at timestamptz, n int[], s text) ON COMMIT DROP',
+        );
+        await client.query(row('9007199254740993', false, [1, -2, 2147483647]));
+        await client.query(inline(row('9007199254740995', false, [3])));
+        await client.query(inline(row('1', true, [])));
+        const bound = await client.query(select);
+        const inlined = await client.query(inline(select));
+        assert.equal(bound.rows.length, 2);
+        assert.deepEqual(inlined.rows, bound.rows);
+        assert.deepEqual(
+          bound.rows.map((r) => [r.id, r.n]),
+          [
+            ['9007199254740993', [1, -2, 2147483647]],
+            ['9007199254740995', [3]],
+          ],
+        );
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    });
 
     for (const one of NAMES.filter((n) => n !== null)) {
       it(`reads back what binding reads: ${JSON.stringify(one)}`, async () => {

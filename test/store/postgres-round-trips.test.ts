@@ -1,7 +1,7 @@
 // A batch of plant writes on PostgreSQL is two round trips: BEGIN, the lock and the creations'
 // insert in the first; the changes nobody reads back and the COMMIT in the second. Counted at the
-// client: every query pg sends on the store's connections (those with its schema; other suites
-// share this process), over the commits the store made.
+// client: every query pg sends on the store's connections (those that set its schema; other
+// suites share this process), over the commits the store made.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -18,9 +18,14 @@ describe('round trips of a write batch [postgres]', suiteOptions('postgres'), ()
     db = createTestStore('postgres');
     store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 4 })).store;
     const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
+    // A connection's first query sets the store's search_path (its first statement alone, or
+    // the first round trip of a transaction): from then on the connection is the store's.
+    const ours = new WeakSet<pg.Client>();
     pg.Client.prototype.query = function (this: pg.Client, ...args: Parameters<pg.Client['query']>) {
-      const { options } = (this as unknown as { connectionParameters: { options?: string } }).connectionParameters;
-      if (options?.includes(schema)) queries++;
+      const [config] = args as unknown[];
+      const text = typeof config === 'string' ? config : (config as { text?: string }).text;
+      if (text?.includes(`search_path = "${schema}"`)) ours.add(this);
+      if (ours.has(this)) queries++;
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as pg.Client['query'];
   });

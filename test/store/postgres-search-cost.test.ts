@@ -4,15 +4,15 @@
 // page's walk, "lead", and the counts that choose its word, "c"), kept or filtered out. And
 // the probes of the other words ("o") read the index for each entry walked: the planner once
 // chose, on a store of this size, to read and hash every word stored for them instead, on
-// every page; with the custom plan for the page's values and with the generic one a prepared
-// statement comes to.
+// every page. The plan is the one the store gets: its statement with the page's values written
+// in (the store prepares no statement: src/store/postgres/pool.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { INT64_MIN } from '../../src/domain/int64.js';
 import { searchWords } from '../../src/domain/search-words.js';
 import { openStore } from '../../src/store/open-store.js';
-import { SQL } from '../../src/store/postgres/plant-filters.js';
+import { inline } from '../../src/store/postgres/inline.js';
+import { filteredQuery } from '../../src/store/postgres/plant-filters.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestStore, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
 
@@ -42,13 +42,15 @@ describe('the cost of a search page [postgres]', suiteOptions('postgres'), () =>
   let db: TestStore;
   let store: Store;
   let client: pg.Client;
+  let schema: string;
 
   /** The plan of the store's search statement for one page of 20, run. */
-  async function searchPlan(search: string, planCacheMode = 'auto'): Promise<PlanNode> {
-    await client.query(`SET plan_cache_mode = ${planCacheMode}`);
-    const values = [searchWords(search), String(INT64_MIN)];
-    const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${SQL.bySearch(21, false).text}`, values);
-    return (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
+  async function searchPlan(search: string): Promise<PlanNode> {
+    const page = inline(filteredQuery({ search: searchWords(search) }, 21)!);
+    const answers = (await client.query(
+      `SET LOCAL search_path = ${schema}; EXPLAIN (ANALYZE, FORMAT JSON) ${page}`,
+    )) as unknown as pg.QueryResult[];
+    return (answers[1]!.rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
   }
 
   /** The entries of plant_words that the store's search statement walks for one page of 20. */
@@ -57,7 +59,7 @@ describe('the cost of a search page [postgres]', suiteOptions('postgres'), () =>
   before(async () => {
     db = createTestStore('postgres');
     store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 1 })).store;
-    const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
+    schema = new URL(db.databaseUrl).searchParams.get('schema')!;
     // Through the write path, which writes the words of each name.
     for (let from = 1; from <= PLANTS; from += 2_000) {
       const plants = Array.from({ length: 2_000 }, (_, k) => ({
@@ -67,10 +69,7 @@ describe('the cost of a search page [postgres]', suiteOptions('postgres'), () =>
       await store.plants.writeAll(plants.map((plant) => ({ kind: 'create', plant })));
     }
     await postgresSql(`ANALYZE ${schema}.plants, ${schema}.plant_words`);
-    client = new pg.Client({
-      connectionString: db.databaseUrl.replace(/\?.*$/, ''),
-      options: `-c search_path=${schema}`,
-    });
+    client = new pg.Client({ connectionString: db.databaseUrl.replace(/\?.*$/, '') });
     await client.connect();
   });
   after(async () => {
@@ -99,29 +98,13 @@ describe('the cost of a search page [postgres]', suiteOptions('postgres'), () =>
   });
 
   it('probes the other words for the entries walked, not every word stored', async () => {
-    for (const mode of ['force_custom_plan', 'force_generic_plan']) {
-      for (const search of ['philodendron 7', 'philodendron nowhere']) {
-        // A page of 21 entries walked, each probed for the other word.
-        const probed = walked(await searchPlan(search, mode), new Set(['o']));
-        assert.ok(probed <= 100, `${search} (${mode}): ${probed} entries of plant_words read to probe the words`);
-      }
-      // One word: its walk found each entry, and nothing is probed.
-      const probed = walked(await searchPlan('philodendron', mode), new Set(['o']));
-      assert.equal(probed, 0, `philodendron (${mode}): ${probed} entries read to probe the word walked`);
+    for (const search of ['philodendron 7', 'philodendron nowhere']) {
+      // A page of 21 entries walked, each probed for the other word.
+      const probed = walked(await searchPlan(search), new Set(['o']));
+      assert.ok(probed <= 100, `${search}: ${probed} entries of plant_words read to probe the words`);
     }
-  });
-
-  it('is planned once per connection, not for every page: its plan holds for any word and cursor', async () => {
-    // The first five runs of a prepared statement get a plan of their own; from then on
-    // PostgreSQL keeps one generic plan unless its estimate looks worse than theirs. The page's
-    // length as a parameter, or a tag filter that may be empty, made it look worse here.
-    await client.query('SET plan_cache_mode = auto');
-    const page = { ...SQL.bySearch(21, false), values: [['philodendron'], String(INT64_MIN)] };
-    for (let i = 0; i < 10; i++) await client.query(page);
-    const { rows } = await client.query<{ generic_plans: string; custom_plans: string }>(
-      'SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1',
-      [page.name],
-    );
-    assert.equal(Number(rows[0]!.generic_plans), 5, `runs planned each on their own: ${rows[0]!.custom_plans}`);
+    // One word: its walk found each entry, and nothing is probed.
+    const probed = walked(await searchPlan('philodendron'), new Set(['o']));
+    assert.equal(probed, 0, `philodendron: ${probed} entries read to probe the word walked`);
   });
 });

@@ -1,18 +1,38 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { postgresSettings } from '../../src/store/postgres/connection.js';
+import {
+  beginWith,
+  localSettings,
+  postgresSettings,
+  STATEMENT_TIMEOUT_MS,
+} from '../../src/store/postgres/connection.js';
 import { isUnavailable, storeError } from '../../src/store/postgres/errors.js';
 import { StoreUnavailableError } from '../../src/domain/errors.js';
 
 describe('postgres connection settings', () => {
-  it('turns ?schema= into the search_path, keeps other options and the rest of the URL, bounds the pool', () => {
+  it('takes ?schema= out of the URL, keeps other options and the rest of the URL, bounds the pool', () => {
     const s = postgresSettings('postgres://u:p@db:6543/plants?schema=tenant_1&options=-c%20work_mem%3D8MB', 7);
     assert.equal(s.schema, 'tenant_1');
-    assert.equal(s.pool.options, '-c work_mem=8MB -c search_path=tenant_1');
+    assert.equal(s.pool.options, '-c work_mem=8MB');
     assert.equal(s.pool.connectionString, 'postgres://u:p@db:6543/plants');
     assert.equal(s.pool.max, 7);
-    assert.ok(Number(s.pool.query_timeout) > Number(s.pool.statement_timeout), 'the server cancels first');
     assert.ok(Number(s.pool.connectionTimeoutMillis) > 0);
+  });
+
+  it('asks for no setting at connection start-up, which a transaction-mode pooler refuses: each transaction sets its own', () => {
+    const s = postgresSettings('postgres://db/plants?schema=tenant_1', 7);
+    const startUp = ['options', 'statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'];
+    for (const key of startUp) assert.equal((s.pool as Record<string, unknown>)[key], undefined, key);
+    assert.equal(s.pool.application_name, 'plant-store');
+    assert.deepEqual(localSettings('tenant_1', { statementTimeoutMs: 4000 }), [
+      'SET LOCAL statement_timeout = 4000',
+      'SET LOCAL search_path = "tenant_1"',
+    ]);
+    assert.equal(
+      beginWith(undefined, { statementTimeoutMs: 0, idleMs: 10_000 }, 'BEGIN READ ONLY'),
+      'BEGIN READ ONLY;\nSET LOCAL statement_timeout = 0;\nSET LOCAL idle_in_transaction_session_timeout = 10000',
+    );
+    assert.ok(Number(s.pool.query_timeout) > STATEMENT_TIMEOUT_MS, 'the server cancels first');
   });
 
   it('refuses, where the name goes into the start-up options, a ?schema= the settings refuse', () => {

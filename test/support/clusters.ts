@@ -31,7 +31,7 @@ async function asPostgres(command: string, args: string[]): Promise<string> {
 }
 
 /** A folder the `postgres` user owns, for a cluster's data and its socket. */
-function ownFolder(prefix: string): string {
+export function ownFolder(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   if (process.getuid?.() === 0) {
     const { uid, gid } = postgresIds();

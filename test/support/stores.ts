@@ -29,8 +29,15 @@ if (postgresProblem !== undefined && process.env.CI === 'true') {
   throw new Error(`PostgreSQL at ${POSTGRES_URL} is unreachable (${postgresProblem}); with CI=true that fails the run`);
 }
 
+/**
+ * Set by scripts/test-pgbouncer.ts: TEST_POSTGRES_URL is PgBouncer's, in transaction pooling mode.
+ * The suites looped over both stores then run on PostgreSQL only, and the few tests of a direct
+ * connection (one the operator sets at start-up, one whose server process ends with it) skip.
+ */
+export const behindPgBouncer = process.env.TEST_POSTGRES_POOLER === 'pgbouncer';
+
 /** Every store the HTTP and CLI suites run against; each suite is written once and looped over these. */
-export const stores: readonly StoreKind[] = ['sqlite', 'postgres'];
+export const stores: readonly StoreKind[] = behindPgBouncer ? ['postgres'] : ['sqlite', 'postgres'];
 
 /**
  * Options for a store's `describe`: the postgres suites skip, saying why, when PostgreSQL cannot

@@ -9,6 +9,7 @@ import {
 } from '../backup.js';
 import { storeError } from './errors.js';
 import { POSTGRES_NEW_CHANGE_LOG } from './migrations.js';
+import type { BeginOptions } from './pool.js';
 import type { Run } from './rows.js';
 
 /**
@@ -38,6 +39,7 @@ function runOnClient(client: PoolClient, queryTimeoutMs?: number): Run {
  */
 export async function postgresSnapshot(
   client: PoolClient,
+  begin: (options: BeginOptions) => string,
   parts: BackupParts<Run>,
   release: (broken: boolean) => void,
 ): Promise<StoreSnapshot> {
@@ -60,10 +62,9 @@ export async function postgresSnapshot(
     },
   });
   try {
-    await run({ text: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' });
     // The reader of the backup may pause (a slow pipe): the transaction may sit idle that long.
     // A vanished process's connection is closed, and its transaction ended, by the server.
-    await run({ text: 'SET LOCAL idle_in_transaction_session_timeout = 0' });
+    await run({ text: begin({ begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', idleMs: 0 }) });
     // The first query takes the snapshot.
     const [version] = await run<{ version: number }>({
       text: 'SELECT coalesce(max(version), 0) AS version FROM schema_migrations',
@@ -95,15 +96,14 @@ export async function postgresSnapshot(
  */
 export async function postgresRestore<T>(
   client: PoolClient,
+  begin: (options: BeginOptions) => string,
   parts: BackupParts<Run>,
   work: (target: RestoreTarget) => Promise<T>,
 ): Promise<T> {
   const run = runOnClient(client, RESTORE_STATEMENT_TIMEOUT_MS + 5_000);
-  await run({ text: 'BEGIN' });
+  // The backup is read while the transaction is open, from a pipe that may pause.
+  await run({ text: begin({ statementTimeoutMs: RESTORE_STATEMENT_TIMEOUT_MS, idleMs: 0 }) });
   try {
-    await run({ text: `SET LOCAL statement_timeout = ${RESTORE_STATEMENT_TIMEOUT_MS}` });
-    // The backup is read while the transaction is open, from a pipe that may pause.
-    await run({ text: 'SET LOCAL idle_in_transaction_session_timeout = 0' });
     const tables = Object.values(parts).flatMap((part) => part.tables);
     await run({ text: `LOCK TABLE ${tables.join(', ')} IN SHARE ROW EXCLUSIVE MODE` });
     const records = restoreParts(parts, run);

@@ -39,7 +39,6 @@ export async function logChanges(
   const [, rows = []] = await commitWith([
     { text: LOCK },
     {
-      name: 'changes-log',
       text: `WITH cur AS (${CURRENT_POSITION} AS p), ev AS (
                INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at)
                SELECT cur.p + u.n, u.type, u.plant_id, u.body, u.tag, u.old_tag, u.created_at
@@ -95,7 +94,6 @@ export function postgresChanges(run: Run): ChangeLog {
   return {
     async bounds() {
       const [row] = await run<{ floor: string; current: string }>({
-        name: 'changes-bounds',
         text: `SELECT floor::text AS floor, (${CURRENT_POSITION})::text AS current FROM change_log`,
       });
       return { floor: BigInt(row!.floor), current: BigInt(row!.current) };
@@ -106,21 +104,18 @@ export function postgresChanges(run: Run): ChangeLog {
       let end = upTo;
       if (filter.id !== undefined) {
         rows = await run<ChangeRow>({
-          name: 'changes-one',
           text: `SELECT ${COLUMNS} FROM events WHERE plant_id = $4 AND seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
           values: [...range, String(filter.id)],
         });
       } else if (filter.tags !== undefined) {
         end = after + SCAN_WINDOW < upTo ? after + SCAN_WINDOW : upTo;
         rows = await run<ChangeRow>({
-          name: 'changes-tagged',
           text: `SELECT ${COLUMNS} FROM events WHERE seq > $1 AND seq <= $2
                    AND (tag = ANY ($4::text[]) OR old_tag = ANY ($4::text[])) ORDER BY seq LIMIT $3`,
           values: [String(after), String(end), limit, filter.tags],
         });
       } else {
         rows = await run<ChangeRow>({
-          name: 'changes-all',
           text: `SELECT ${COLUMNS} FROM events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
           values: range,
         });

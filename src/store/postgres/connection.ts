@@ -1,4 +1,4 @@
-import type { PoolConfig } from 'pg';
+import { escapeIdentifier, type PoolConfig } from 'pg';
 import { ConfigError, schemaNameProblem } from '../../config/parse.js';
 
 /** Time to open a connection, or to wait for a free one in a busy pool, before answering 503. */
@@ -6,6 +6,8 @@ export const CONNECT_TIMEOUT_MS = 2_000;
 /** The server cancels a statement after this; the client gives up a little later, for a dead link. */
 export const STATEMENT_TIMEOUT_MS = 4_000;
 export const QUERY_TIMEOUT_MS = 5_000;
+/** A transaction left open by a vanished client must not hold its locks for long. */
+export const IDLE_IN_TRANSACTION_MS = 10_000;
 /**
  * What a request's store work may take, waits for a batch or a connection included, before it is
  * answered 503. README promises an answer within 5 s when the database stops answering, and a
@@ -38,17 +40,47 @@ function preemptSslModeWarning(params: URLSearchParams): void {
 }
 
 /**
+ * What a statement or a transaction runs under. Each is set with SET LOCAL in the same round
+ * trip as the statement, or as the transaction's BEGIN, and lasts for that transaction only: the
+ * store keeps no state in a server session, so a transaction-mode pooler (PgBouncer) may hand
+ * each transaction to another server connection, and nothing needs a start-up parameter, which
+ * such a pooler refuses (README, "Behind PgBouncer").
+ */
+export interface LocalSettings {
+  /** The server cancels a statement past this (milliseconds; 0: never). */
+  statementTimeoutMs: number;
+  /** The server ends a transaction idle this long between two statements (0: never); a lone statement is never idle. */
+  idleMs?: number;
+}
+
+/** The SET LOCAL statements that give a transaction `settings` and the store's schema (`?schema=`) as its search_path. */
+export function localSettings(schema: string | undefined, { statementTimeoutMs, idleMs }: LocalSettings): string[] {
+  return [
+    `SET LOCAL statement_timeout = ${statementTimeoutMs}`,
+    ...(schema === undefined ? [] : [`SET LOCAL search_path = ${escapeIdentifier(schema)}`]),
+    ...(idleMs === undefined ? [] : [`SET LOCAL idle_in_transaction_session_timeout = ${idleMs}`]),
+  ];
+}
+
+/** A transaction's first round trip: BEGIN (`begin`, with its options) and its settings, as one simple-protocol query. */
+export function beginWith(schema: string | undefined, settings: LocalSettings, begin = 'BEGIN'): string {
+  return [begin, ...localSettings(schema, settings)].join(';\n');
+}
+
+/**
  * Turns a validated DATABASE_URL into pool settings. `schema=` is ours, not libpq's, so it is
- * taken out of the URL and becomes the connection's search_path, set at connection start-up so
- * it costs no round trip; an `options=` already in the URL is kept.
+ * taken out of the URL; each statement and transaction sets it as its search_path (SET LOCAL:
+ * localSettings). The only start-up parameter the store sends is application_name (with the
+ * user, the database and pg's client_encoding): an `options=` already in the URL is kept, and is
+ * the operator's to leave out behind a pooler that refuses it.
  */
 export function postgresSettings(databaseUrl: string, poolSize: number): PostgresSettings {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema') ?? undefined;
-  // Checked by the settings already; again here, where the name goes into the start-up options.
+  // Checked by the settings already; again here, where the name goes into the statements.
   const problem = schema === undefined ? undefined : schemaNameProblem(schema);
   if (problem !== undefined) throw new ConfigError(`DATABASE_URL ${problem}`);
-  const options = [url.searchParams.get('options'), schema && `-c search_path=${schema}`].filter(Boolean).join(' ');
+  const options = url.searchParams.get('options');
   url.searchParams.delete('schema');
   url.searchParams.delete('options');
   preemptSslModeWarning(url.searchParams);
@@ -59,10 +91,8 @@ export function postgresSettings(databaseUrl: string, poolSize: number): Postgre
       ...(options && { options }),
       max: poolSize,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      statement_timeout: STATEMENT_TIMEOUT_MS,
+      // pg's own limit on its wait for an answer (a dead link); the server's is statement_timeout.
       query_timeout: QUERY_TIMEOUT_MS,
-      // A transaction left open by a vanished client must not hold its locks for long.
-      idle_in_transaction_session_timeout: 10_000,
       // Finds a dead peer on an idle connection instead of waiting for the next query to time out.
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,

@@ -2,6 +2,7 @@ import { escapeIdentifier, type PoolClient, type QueryConfig } from 'pg';
 import { isSystemSchema } from '../../config/parse.js';
 import { StoreMissingError } from '../../domain/errors.js';
 import { newerSchema } from '../schema-version.js';
+import { beginWith, IDLE_IN_TRANSACTION_MS } from './connection.js';
 import { fillPlantWords } from './plant-words.js';
 
 /**
@@ -251,9 +252,9 @@ async function storeMustExist(query: Query, schema: string | null): Promise<void
 }
 
 /**
- * Applies the pending migrations in one transaction under an advisory lock keyed by the schema,
- * so instances starting together wait for each other and the schema is migrated once. Resolves
- * to the number applied.
+ * Applies the pending migrations in one transaction under an advisory lock keyed by the schema
+ * and held to its end (a transaction's lock: nothing stays in the session), so instances starting
+ * together wait for each other and the schema is migrated once. Resolves to the number applied.
  */
 export async function runMigrations(
   client: PoolClient,
@@ -263,9 +264,9 @@ export async function runMigrations(
   // pg takes a per-query query_timeout (lib/client.js); @types/pg does not declare it.
   const query = (text: string, values?: unknown[]) =>
     client.query({ text, values, query_timeout: MIGRATION_TIMEOUT_MS + 5_000 } as QueryConfig);
-  await query('BEGIN');
+  // The search_path is the store's schema from the first statement on, created below if missing.
+  await query(beginWith(schema, { statementTimeoutMs: MIGRATION_TIMEOUT_MS, idleMs: IDLE_IN_TRANSACTION_MS }));
   try {
-    await query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`);
     const server = (
       await query(`SELECT current_setting('server_encoding') AS server_encoding, current_schema() AS current`)
     ).rows[0] as { server_encoding: string; current: string | null };

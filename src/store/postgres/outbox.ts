@@ -13,7 +13,6 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
     ...postgresRedeliver(transaction),
     async endpointsDue(now: number): Promise<EndpointsDue> {
       const rows = await run<{ id: string; due: boolean }>({
-        name: 'deliveries-endpoints-due',
         text: `SELECT e.id, EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = e.id AND ${CLAIMABLE}) AS due
                FROM webhook_endpoints e WHERE e.enabled ORDER BY e.created_at, e.id`,
         values: [String(now)],
@@ -39,7 +38,6 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
         url: string;
         secret: string;
       }>({
-        name: 'deliveries-claim',
         // Each endpoint's earliest due deliveries up to its limit, skipping those another instance
         // is claiming; the lease is checked again on the locked row.
         text: `WITH due AS (
@@ -114,7 +112,6 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
     },
     async pendingByEndpoint(): Promise<Map<string, number>> {
       const rows = await run<{ id: string; n: string }>({
-        name: 'deliveries-pending-by-endpoint',
         text: `SELECT e.id, (SELECT count(*) FROM deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending') AS n
                FROM webhook_endpoints e`,
       });

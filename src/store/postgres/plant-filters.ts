@@ -1,4 +1,5 @@
 import { INT64_MAX as MAX_ID, INT64_MIN as MIN_ID } from '../../domain/int64.js';
+import type { QueryConfig } from 'pg';
 import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantListQuery } from '../../domain/plant-query.js';
 import { plantFromRow, type PlantRow, type Run } from './rows.js';
@@ -7,25 +8,22 @@ import { plantFromRow, type PlantRow, type Run } from './rows.js';
 const LEAD_PROBE = 1000;
 
 /**
- * Named statements of the filtered list (the index, the words table and its function:
- * migrations.ts), one per page length. Each walk is written `(key, id) >= (value, cursor) AND
- * key <= value ORDER BY key, id`, which only the (key, id) index can answer in order: written
- * `key = value ORDER BY id`, the planner may instead walk the primary key in id order and
- * filter, reading the whole store for a rare tag, because a tag or a word given as a parameter
- * is estimated as common as any other (EXPLAIN on 1M plants: 210,000 rows read for 21). The
- * page's length is written into the statement, not passed, and a search with tags is a statement
- * of its own: a prepared statement's generic plan takes `LIMIT $n` for a tenth of the rows, and a
- * tag filter that may be empty (`$n IS NULL OR ...`) for one that keeps few plants, and either
- * made its estimate look worse than the custom plans'. PostgreSQL then planned a search again for
- * every page, half a page's time on a large store, where on a small one it kept the generic plan. Tag
- * pages are planned each time whatever is done (a list of tags of unknown length); their plans
- * cost little. Exported for the tests that read their plans.
+ * Statements of the filtered list (the index, the words table: migrations.ts), one per page
+ * length. Each walk is written `(key, id) >= (value, cursor) AND key <= value ORDER BY key, id`,
+ * which only the (key, id) index can answer in order: written `key = value ORDER BY id`, the
+ * planner may instead walk the primary key in id order and filter, reading the whole store for a
+ * rare tag, because a tag or a word it cannot see (a parameter, a word not in its statistics) is
+ * estimated as common as any other (EXPLAIN on 1M plants: 210,000 rows read for 21). Every page
+ * is planned for its own values: the store keeps no prepared statement, and so no generic plan,
+ * in a server session (pool.ts). The page's length is written into the statement, and a search
+ * with tags is a statement of its own, from when generic plans were kept: they took `LIMIT $n`
+ * for a tenth of the rows, and a tag filter that may be empty for one that keeps few plants.
+ * Exported for the tests that read their plans.
  */
 export const SQL = {
   // One walk of plants_tag per tag, from the cursor, cut at the page's length: the outer sort
   // sees at most that many rows per tag, never every plant of a tag.
   byTags: (limit: number) => ({
-    name: `plants-by-tags-${limit}`,
     text: `SELECT p.id, p.name, p.tag FROM unnest($1::text[]) AS t (tag)
            CROSS JOIN LATERAL (SELECT id, name, tag FROM plants
                                WHERE (plants.tag, id) >= (t.tag, $2) AND plants.tag <= t.tag
@@ -45,8 +43,17 @@ export const SQL = {
   // entry walked; OFFSET 0 keeps that probe a subquery the planner cannot turn into a hash of every
   // word stored, which it chose on some stores (twenty times a page's time, on every page, since
   // the hash is built before the walk reads a single entry).
+  // One word is its own lead: its entries are walked from the cursor, with nothing to choose or
+  // probe. The same page as bySearch's for it, in a statement PostgreSQL plans in a fifth of the
+  // time: every page is planned (docs/performance.md, No session state).
+  byWord: (limit: number, tagged: boolean) => ({
+    text: `SELECT p.id, p.name, p.tag
+           FROM plant_words lead JOIN plants p ON p.id = lead.id
+           WHERE (lead.word, lead.id) >= ($1::text, $2::bigint) AND lead.word <= $1::text
+             ${tagged ? 'AND p.tag = ANY ($3::text[])' : ''}
+           ORDER BY lead.word, lead.id LIMIT ${limit}`,
+  }),
   bySearch: (limit: number, tagged: boolean) => ({
-    name: `plants-by-search-${tagged ? 'tagged-' : ''}${limit}`,
     text: `WITH words AS MATERIALIZED (SELECT $1::text[] AS all_words),
                 lead_word AS MATERIALIZED (
                   SELECT w FROM words, unnest(all_words) AS w
@@ -68,23 +75,32 @@ export const SQL = {
   }),
 };
 
+/**
+ * The statement of a page that passes the query's filters: undefined when it has none (the plain
+ * list), null when no plant can pass. Exported for the tests that read its plan.
+ */
+export function filteredQuery({ after, tags, search }: PlantListQuery, limit: number): QueryConfig | null | undefined {
+  const tagList = [...new Set(tags ?? [])];
+  if (tagList.length === 0 && search === undefined) return undefined;
+  if (after !== undefined && after >= MAX_ID) return null;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`a page of ${limit} plants`);
+  const from = String(after === undefined ? MIN_ID : after + 1n);
+  if (search === undefined) return { ...SQL.byTags(limit), values: [tagList, from] };
+  const words = [...new Set(search)];
+  if (words.length === 0) return null;
+  const tagged = tagList.length > 0;
+  const [statement, lookedUp] = words.length === 1 ? [SQL.byWord, words[0]] : [SQL.bySearch, words];
+  return { ...statement(limit, tagged), values: tagged ? [lookedUp, from, tagList] : [lookedUp, from] };
+}
+
 /** A page that passes the query's filters; undefined when it has none (the plain list). */
 export async function listFiltered(
   run: Run,
-  { after, tags, search }: PlantListQuery,
+  filter: PlantListQuery,
   limit: number,
 ): Promise<PlantRecord[] | undefined> {
-  const tagList = [...new Set(tags ?? [])];
-  if (tagList.length === 0 && search === undefined) return undefined;
-  if (after !== undefined && after >= MAX_ID) return [];
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`a page of ${limit} plants`);
-  const from = String(after === undefined ? MIN_ID : after + 1n);
-  if (search?.length === 0) return [];
-  const query =
-    search === undefined
-      ? { ...SQL.byTags(limit), values: [tagList, from] }
-      : tagList.length === 0
-        ? { ...SQL.bySearch(limit, false), values: [search, from] }
-        : { ...SQL.bySearch(limit, true), values: [search, from, tagList] };
+  const query = filteredQuery(filter, limit);
+  if (query === undefined) return undefined;
+  if (query === null) return [];
   return (await run<PlantRow>(query)).map(plantFromRow);
 }

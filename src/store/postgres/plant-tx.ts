@@ -6,21 +6,17 @@ import { CURRENT_POSITION, logChanges } from './changes.js';
 
 /**
  * Statements of the write path. A write batch writes their parameters in (inline.ts); run one by
- * one (a restore's inserts), they are named: parsed once per connection, then only bound and run.
+ * one (a restore's inserts), they bind them.
  */
 const SQL = {
-  lock: {
-    name: 'plants-lock',
-    text: 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE',
-  },
+  lock: { text: 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE' },
   // The change log's position, read by a statement of its own after the lock and the insert have
   // waited for whatever held them: a statement reads the snapshot it started with, and a write
   // that changed nothing answers the position of what it waited for (or later).
-  position: { name: 'changes-position', text: `${CURRENT_POSITION} AS position` },
+  position: { text: `${CURRENT_POSITION} AS position` },
   // The plants whose id is free go in, and the words of their names with them (plant-words.ts):
   // the entries ($4, $5) of a plant another writer's insert got first are left out.
   insert: {
-    name: 'plants-insert',
     text: `WITH inserted AS (
              INSERT INTO plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
              ON CONFLICT (id) DO NOTHING RETURNING id
@@ -33,11 +29,10 @@ const SQL = {
            SELECT id FROM inserted`,
   },
   update: {
-    name: 'plants-update',
     text: `UPDATE plants p SET name = u.name, tag = u.tag
            FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u (id, name, tag) WHERE p.id = u.id`,
   },
-  delete: { name: 'plants-delete', text: 'DELETE FROM plants WHERE id = ANY($1::bigint[])' },
+  delete: { text: 'DELETE FROM plants WHERE id = ANY($1::bigint[])' },
 } as const;
 
 /**

@@ -30,11 +30,11 @@ const WRITE_CONNECTIONS = 1;
  */
 const READ_CONNECTIONS = 2;
 
-/** Named statements are parsed once per connection, then only bound and run: the hot paths. */
+/** The hot paths' statements. */
 const SQL = {
-  getPlants: { name: 'plants-get', text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
-  listFirst: { name: 'plants-list-first', text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
-  listAfter: { name: 'plants-list-after', text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },
+  getPlants: { text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
+  listFirst: { text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
+  listAfter: { text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },
 } as const;
 
 /** A deadlock or a serialization failure: the transaction may simply be run again. */
@@ -129,7 +129,8 @@ export class PostgresPlants implements PlantStore {
 
   async settleAfterImport(): Promise<void> {
     // pg takes a per-query query_timeout (lib/client.js); @types/pg does not declare it.
-    const text = `BEGIN; SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}; ANALYZE plants, plant_words; COMMIT`;
+    const begin = this.pool.begin({ statementTimeoutMs: MIGRATION_TIMEOUT_MS });
+    const text = `${begin}; ANALYZE plants, plant_words; COMMIT`;
     await this.pool.withClient((client) =>
       client.query({ text, query_timeout: MIGRATION_TIMEOUT_MS + 5_000 } as QueryConfig),
     );
@@ -180,13 +181,8 @@ export const plantsInBackup: RecordsInBackup<PlantRecord, Run> = {
       for (let last: bigint | undefined, more = true; more;) {
         const query =
           last === undefined
-            ? {
-                name: 'backup-plants-first',
-                text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
-                values: [SNAPSHOT_PAGE],
-              }
+            ? { text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1', values: [SNAPSHOT_PAGE] }
             : {
-                name: 'backup-plants-after',
                 text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2',
                 values: [String(last), SNAPSHOT_PAGE],
               };

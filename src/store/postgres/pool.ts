@@ -1,7 +1,15 @@
 import { Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { tracing } from '../../tracing/tracing.js';
-import { OPERATION_BUDGET_MS, TOKEN_LOOKUP_BUDGET_MS, type PostgresSettings } from './connection.js';
+import {
+  beginWith,
+  IDLE_IN_TRANSACTION_MS,
+  localSettings,
+  OPERATION_BUDGET_MS,
+  STATEMENT_TIMEOUT_MS,
+  TOKEN_LOOKUP_BUDGET_MS,
+  type PostgresSettings,
+} from './connection.js';
 import { storeError } from './errors.js';
 import { inline } from './inline.js';
 import type { Run, Statements } from './rows.js';
@@ -11,23 +19,29 @@ function remaining(deadline: number): number {
   return Math.max(1, Math.ceil(deadline - Date.now()));
 }
 
-interface Queryable {
-  query<R extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<R>>;
+/** A transaction's BEGIN (with its options) and its settings, where they differ from a request's. */
+export interface BeginOptions {
+  begin?: string;
+  statementTimeoutMs?: number;
+  idleMs?: number;
 }
+
+/** Sends one statement and answers its result. */
+type Send = <R extends QueryResultRow>(query: QueryConfig) => Promise<QueryResult<R>>;
 
 /** Past its budget an operation is answered 503, whatever its statement is still doing. */
 export const late = (budgetMs = OPERATION_BUDGET_MS) =>
   new StoreUnavailableError(new Error(`no answer from the database in ${budgetMs} ms`));
 
 /**
- * Statements on `q`; with `budgetMs`, each is answered `late()` once its budget is spent (a wait
- * for a pooled connection included), while the server cancels it at its statement time-out.
+ * Statements sent by `send`; with `budgetMs`, each is answered `late()` once its budget is spent
+ * (a wait for a pooled connection included), while the server cancels it at its statement time-out.
  */
-function runOn(q: Queryable, budgetMs?: number): Run {
+function runOn(send: Send, budgetMs?: number): Run {
   return async <R extends QueryResultRow>(query: QueryConfig) => {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const rows = q.query<R>(query).then((r) => r.rows);
+      const rows = send<R>(query).then((r) => r.rows);
       if (budgetMs === undefined) return await rows;
       const overdue = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(late(budgetMs)), budgetMs)));
       return await Promise.race([rows, overdue]);
@@ -36,6 +50,23 @@ function runOn(q: Queryable, budgetMs?: number): Run {
     } finally {
       clearTimeout(timer);
     }
+  };
+}
+
+/** The results of a simple-protocol query, one per statement (pg answers a lone one's bare). */
+const resultsOf = (answer: QueryResult | QueryResult[]) => (Array.isArray(answer) ? answer : [answer]);
+
+/**
+ * A statement outside any transaction, on a pooled connection: one simple-protocol query of its
+ * settings (SET LOCAL, `prelude`) and the statement, its parameters written in as literals
+ * (inline.ts). PostgreSQL runs the statements of one such query in one implicit transaction,
+ * which the settings last for: one round trip, and nothing left in the session. No prepared
+ * statement either, named or not: each is parsed and planned where it runs (docs/performance.md).
+ */
+function sendAlone(pool: Pool, prelude: string): Send {
+  return async <R extends QueryResultRow>(query: QueryConfig) => {
+    const answer = (await pool.query(prelude + inline(query))) as unknown as QueryResult<R> | QueryResult<R>[];
+    return resultsOf(answer).at(-1) as QueryResult<R>;
   };
 }
 
@@ -56,6 +87,7 @@ function traced<T>(transaction: Promise<T>): Promise<T> {
 /** The store's pool of connections, and the ways each kind of record runs its statements on it. */
 export class PostgresPool {
   private readonly pool: Pool;
+  private readonly schema: string | undefined;
   /** One statement on a pooled connection, within a request's budget. */
   readonly run: Run;
   /** A token's look-up by a request, with its own short budget: see TOKEN_LOOKUP_BUDGET_MS. */
@@ -63,8 +95,13 @@ export class PostgresPool {
 
   constructor(settings: PostgresSettings) {
     this.pool = new Pool(settings.pool);
-    this.run = runOn(this.pool, OPERATION_BUDGET_MS);
-    this.lookUp = runOn(this.pool, TOKEN_LOOKUP_BUDGET_MS);
+    this.schema = settings.schema;
+    const alone = sendAlone(
+      this.pool,
+      `${localSettings(this.schema, { statementTimeoutMs: STATEMENT_TIMEOUT_MS }).join(';\n')};\n`,
+    );
+    this.run = runOn(alone, OPERATION_BUDGET_MS);
+    this.lookUp = runOn(alone, TOKEN_LOOKUP_BUDGET_MS);
     // An idle connection that breaks (database restart, network cut) is dropped by the pool;
     // without a listener the 'error' event would end the process.
     this.pool.on('error', () => undefined);
@@ -95,12 +132,25 @@ export class PostgresPool {
     }
   }
 
-  /** `work` in one transaction on one connection. */
+  /**
+   * The first round trip of a transaction of the store's: BEGIN (or `begin`, with its options),
+   * the statement time-out, the idle time-out and the search_path, all for this transaction only.
+   */
+  readonly begin = ({
+    begin = 'BEGIN',
+    statementTimeoutMs = STATEMENT_TIMEOUT_MS,
+    idleMs = IDLE_IN_TRANSACTION_MS,
+  }: BeginOptions = {}): string => beginWith(this.schema, { statementTimeoutMs, idleMs }, begin);
+
+  /**
+   * `work` in one transaction on one connection; its statements bind their parameters (unnamed
+   * statements: parsed again each time, nothing kept in the session).
+   */
   transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
     return traced(
       this.withClient(async (client) => {
-        const run = runOn(client);
-        await run({ text: 'BEGIN' });
+        const run = runOn((query) => client.query(query));
+        await run({ text: this.begin() });
         const result = await work(run);
         await run({ text: 'COMMIT' });
         return result;
@@ -120,20 +170,20 @@ export class PostgresPool {
   batchTransaction<T>(work: (statements: Statements) => Promise<T>, deadline?: number): Promise<T> {
     let refused: { error: unknown } | undefined;
     const done = this.withClient(async (client) => {
-      // A batch with a deadline has the server cancel it there (a lock it waits for included);
-      // SET LOCAL lasts for this transaction only, so nothing stays in the session.
-      const timeout = deadline === undefined ? [] : [`SET LOCAL statement_timeout = ${remaining(deadline)}`];
+      // A batch with a deadline has the server cancel it there (a lock it waits for included).
+      const begin = this.begin(deadline === undefined ? {} : { statementTimeoutMs: remaining(deadline) });
       let open = false;
       let failed = false;
       const held: QueryConfig[] = [];
       const send = async (queries: QueryConfig[]): Promise<QueryResultRow[][]> => {
-        const texts = [...(open ? [] : ['BEGIN', ...timeout]), ...held.splice(0).map(inline), ...queries.map(inline)];
+        const texts = [...(open ? [] : [begin]), ...held.splice(0).map(inline), ...queries.map(inline)];
         open = true;
-        const results = (await client.query(texts.join(';\n')).catch((err: unknown) => {
+        const answer = (await client.query(texts.join(';\n')).catch((err: unknown) => {
           failed = true;
           throw err;
         })) as unknown as QueryResult | QueryResult[];
-        return (Array.isArray(results) ? results : [results]).slice(texts.length - queries.length).map((r) => r.rows);
+        const results = resultsOf(answer);
+        return results.slice(results.length - queries.length).map((r) => r.rows);
       };
       let committed = false;
       const commitWith = async (queries: QueryConfig[]) => {

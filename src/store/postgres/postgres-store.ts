@@ -90,10 +90,10 @@ export class PostgresStore implements Store {
   /** A connection of its own, held until the snapshot is closed. */
   async openSnapshot(): Promise<StoreSnapshot> {
     const client = await this.pool.connect();
-    return postgresSnapshot(client, POSTGRES_BACKUP, (broken) => client.release(broken));
+    return postgresSnapshot(client, this.pool.begin, POSTGRES_BACKUP, (broken) => client.release(broken));
   }
 
   restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T> {
-    return this.pool.withClient((client) => postgresRestore(client, POSTGRES_BACKUP, work));
+    return this.pool.withClient((client) => postgresRestore(client, this.pool.begin, POSTGRES_BACKUP, work));
   }
 }

@@ -28,8 +28,7 @@ function tokenFromRow(row: TokenRow): TokenRecord {
 }
 
 const SQL = {
-  // Named: every request's look-up, parsed once per connection, then only bound and run.
-  byHash: { name: 'token-by-hash', text: 'SELECT * FROM tokens WHERE hash = $1' },
+  byHash: { text: 'SELECT * FROM tokens WHERE hash = $1' },
   list: { text: 'SELECT * FROM tokens ORDER BY created_at, id' },
   count: { text: 'SELECT count(*) AS n FROM tokens' },
   insert: {

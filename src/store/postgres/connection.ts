@@ -1,5 +1,6 @@
 import type { PoolConfig } from 'pg';
 import { ConfigError, schemaNameProblem } from '../../config/parse.js';
+import { parseHosts } from '../../config/database-url.js';
 
 /** Time to open a connection, or to wait for a free one in a busy pool, before answering 503. */
 export const CONNECT_TIMEOUT_MS = 2_000;
@@ -17,7 +18,10 @@ export const TOKEN_LOOKUP_BUDGET_MS = 800;
 export const OPERATION_BUDGET_MS = 4_000;
 
 export interface PostgresSettings {
+  /** The pool's settings; its connectionString names the first host. */
   pool: PoolConfig;
+  /** Each host DATABASE_URL names, in its order, with its own connection string (primary.ts). */
+  hosts: { name: string; connectionString: string }[];
   /** The schema named by `?schema=`, created by the migrations when missing; undefined: the server's search_path. */
   schema: string | undefined;
 }
@@ -40,10 +44,12 @@ function preemptSslModeWarning(params: URLSearchParams): void {
 /**
  * Turns a validated DATABASE_URL into pool settings. `schema=` is ours, not libpq's, so it is
  * taken out of the URL and becomes the connection's search_path, set at connection start-up so
- * it costs no round trip; an `options=` already in the URL is kept.
+ * it costs no round trip; an `options=` already in the URL is kept. Each host of a list gets the
+ * same settings.
  */
 export function postgresSettings(databaseUrl: string, poolSize: number): PostgresSettings {
-  const url = new URL(databaseUrl);
+  const hosts = parseHosts(databaseUrl);
+  const url = new URL(hosts[0]!.url);
   const schema = url.searchParams.get('schema') ?? undefined;
   // Checked by the settings already; again here, where the name goes into the start-up options.
   const problem = schema === undefined ? undefined : schemaNameProblem(schema);
@@ -52,8 +58,10 @@ export function postgresSettings(databaseUrl: string, poolSize: number): Postgre
   url.searchParams.delete('schema');
   url.searchParams.delete('options');
   preemptSslModeWarning(url.searchParams);
+  const connectionString = (host: string) => Object.assign(new URL(url), { host }).toString();
   return {
     schema,
+    hosts: hosts.map((h) => ({ name: h.name, connectionString: connectionString(new URL(h.url).host) })),
     pool: {
       connectionString: url.toString(),
       ...(options && { options }),

@@ -1,2 +1,44 @@
+import pg, { type PoolConfig } from 'pg';
+
 // The hosts of a postgres:// URL (parsed where the settings validate it: config/database-url.ts).
 export { parseHosts, type PostgresHost } from '../../config/database-url.js';
+
+/**
+ * What a probe of one host may take, connection included. A host that does not answer in this
+ * time is not the primary for now: the next round asks it again.
+ */
+export const PROBE_TIMEOUT_MS = 1_000;
+
+/** Whether the host is a primary (true), a standby (false), or did not answer (undefined). */
+async function isPrimary(pool: PoolConfig, connectionString: string): Promise<boolean | undefined> {
+  const client = new pg.Client({
+    ...pool,
+    connectionString,
+    connectionTimeoutMillis: PROBE_TIMEOUT_MS,
+    query_timeout: PROBE_TIMEOUT_MS,
+    statement_timeout: PROBE_TIMEOUT_MS,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+    return rows[0]?.standby === false;
+  } catch {
+    return undefined;
+  } finally {
+    void client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The first of `hosts`, in their order, that answers as a primary (not in recovery), or undefined
+ * when none does. All are asked at once, so a host that does not answer delays the answer by one
+ * probe's time-out, not one per host.
+ */
+export async function findPrimary<H extends { connectionString: string }>(
+  pool: PoolConfig,
+  hosts: readonly H[],
+): Promise<H | undefined> {
+  const answers = await Promise.all(hosts.map((h) => isPrimary(pool, h.connectionString)));
+  return hosts.find((_, i) => answers[i] === true);
+}

@@ -1,9 +1,10 @@
-import { Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { tracing } from '../../tracing/tracing.js';
 import { OPERATION_BUDGET_MS, TOKEN_LOOKUP_BUDGET_MS, type PostgresSettings } from './connection.js';
 import { storeError } from './errors.js';
 import { inline } from './inline.js';
+import { Primary } from './primary.js';
 import type { Run, Statements } from './rows.js';
 
 /** Milliseconds to `deadline`, at least 1 (0 would turn PostgreSQL's statement time-out off). */
@@ -55,31 +56,27 @@ function traced<T>(transaction: Promise<T>): Promise<T> {
 
 /** The store's pool of connections, and the ways each kind of record runs its statements on it. */
 export class PostgresPool {
-  private readonly pool: Pool;
+  /** The pool of the primary's connections: with several hosts, it follows a failover. */
+  readonly primary: Primary;
   /** One statement on a pooled connection, within a request's budget. */
   readonly run: Run;
   /** A token's look-up by a request, with its own short budget: see TOKEN_LOOKUP_BUDGET_MS. */
   readonly lookUp: Run;
 
   constructor(settings: PostgresSettings) {
-    this.pool = new Pool(settings.pool);
-    this.run = runOn(this.pool, OPERATION_BUDGET_MS);
-    this.lookUp = runOn(this.pool, TOKEN_LOOKUP_BUDGET_MS);
-    // An idle connection that breaks (database restart, network cut) is dropped by the pool;
-    // without a listener the 'error' event would end the process.
-    this.pool.on('error', () => undefined);
-    // The same event on a checked-out connection between two statements of a transaction.
-    this.pool.on('connect', (client) => client.on('error', () => undefined));
+    this.primary = new Primary(settings);
+    this.run = runOn(this.primary, OPERATION_BUDGET_MS);
+    this.lookUp = runOn(this.primary, TOKEN_LOOKUP_BUDGET_MS);
   }
 
   /** Operations waiting for a pooled connection. */
   get waiting(): number {
-    return this.pool.waitingCount;
+    return this.primary.waitingCount;
   }
 
   /** A connection of the caller's own, which it must release. */
   connect(): Promise<PoolClient> {
-    return this.pool.connect().catch((err: unknown) => Promise.reject(storeError(err)));
+    return this.primary.connect().catch((err: unknown) => Promise.reject(storeError(err)));
   }
 
   /** One connection for `work`; one that failed is closed (which rolls back), never reused. */
@@ -91,6 +88,7 @@ export class PostgresPool {
       return result;
     } catch (err) {
       client.release(true);
+      this.primary.failed(err);
       throw storeError(err);
     }
   }
@@ -158,7 +156,7 @@ export class PostgresPool {
     return traced(done).then((result) => (refused ? Promise.reject(refused.error) : (result as T)));
   }
 
-  async end(): Promise<void> {
-    if (!this.pool.ended) await this.pool.end();
+  end(): Promise<void> {
+    return this.primary.end();
   }
 }

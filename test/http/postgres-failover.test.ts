@@ -3,9 +3,11 @@
 // is stopped as a crash would stop it and the standby promoted, while clients write.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { cli } from '../support/cli.js';
 import { Cluster } from '../support/clusters.js';
 import { postPlant, send, type RawResponse } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
+import { FAST_WEBHOOKS, Receiver } from '../support/receiver.js';
 import { startServer, type ServerProcess } from '../support/server.js';
 
 const PRIMARY_PORT = 6451;
@@ -30,6 +32,7 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
   let primary: Cluster;
   let standby: Cluster;
   let server: ServerProcess;
+  let hook: Receiver;
   const ready = async (s: ServerProcess) => send(s.url, { path: '/readyz' });
 
   before(async () => {
@@ -42,10 +45,20 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
       (await primary.sql(`SELECT 1 FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = 'sync'`))
         .length === 1;
     assert.ok(await pollUntil(sync, 30_000, 100), 'the standby streams synchronously');
-    server = await startServer({ databaseUrl: hostUrl([PRIMARY_PORT, STANDBY_PORT]) });
+    const databaseUrl = hostUrl([PRIMARY_PORT, STANDBY_PORT]);
+    const migrated = await cli(['migrate'], { DATABASE_URL: databaseUrl });
+    assert.equal(migrated.status, 0, migrated.stderr);
+    hook = await new Receiver().start();
+    const added = await cli(['webhook', 'add', hook.url, '--events', 'created'], {
+      DATABASE_URL: databaseUrl,
+      ...FAST_WEBHOOKS,
+    });
+    assert.equal(added.status, 0, added.stderr);
+    server = await startServer({ databaseUrl, env: FAST_WEBHOOKS });
   });
   after(async () => {
     await server?.dispose();
+    await hook?.close();
     await Promise.all([primary?.destroy(), standby?.destroy()]);
   });
 
@@ -157,5 +170,22 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
       new RegExp(`^plant_store_database_primary\\{host="127.0.0.1:${STANDBY_PORT}"\\} 1$`, 'm'),
     );
     assert.doesNotMatch(metrics.text, new RegExp(`host="127.0.0.1:${PRIMARY_PORT}"`));
+  });
+
+  it('follows the new primary with the change feed and the webhook deliveries', async () => {
+    const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+    const before = await postPlant(server.url, server.token, '{"id":90001,"name":"before the wait"}');
+    assert.equal(before.status, 200, before.text);
+    const position = String(before.headers['change-position']);
+    const waited = send(server.url, { path: `/plants/changes?after=${position}&wait=10`, headers: auth });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await postPlant(server.url, server.token, '{"id":90002,"name":"after"}')).status, 200);
+    const changes = (await waited).json as { id: number; type: string }[];
+    assert.deepEqual(
+      changes.map((c) => [c.type, c.id]),
+      [['created', 90002]],
+    );
+    const delivered = async () => hook.requests.some((r) => JSON.parse(r.body).id === 90002);
+    assert.ok(await pollUntil(delivered, 10_000, 50), 'the webhook of a write on the new primary is delivered');
   });
 });

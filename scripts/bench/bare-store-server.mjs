@@ -11,6 +11,7 @@ import { SETTINGS } from '../../dist/config/settings.js';
 import { openStore } from '../../dist/store/open-store.js';
 import { createPlant } from '../../dist/use-cases/create-plant.js';
 import { deletePlant, replacePlant } from '../../dist/use-cases/change-plant.js';
+import { writeBatch } from '../../dist/use-cases/write-batch.js';
 
 const { store } = await openStore({
   databaseUrl: process.env.DATABASE_URL,
@@ -18,8 +19,19 @@ const { store } = await openStore({
   sqliteCheckpointPages: SETTINGS.sqliteCheckpointPages.default,
 });
 
-/** The write a request asks for, as the service's routes would make it. */
-function write(method, url, body) {
+/** A plant as the service answers it. */
+const shown = ({ plant }) => (plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
+
+/** The write a request asks for, as the service's routes would make it, and what it answers. */
+async function write(method, url, body) {
+  if (method === 'POST' && url === '/plants/batch') {
+    const { results } = await writeBatch(store, JSON.parse(body));
+    return results.map((r) => (r.deleted ? { status: 204 } : { status: 200, plant: shown(r) }));
+  }
+  return shown(await writeOne(method, url, body));
+}
+
+function writeOne(method, url, body) {
   if (method === 'POST' && url === '/plants') return createPlant(store, JSON.parse(body));
   const id = /^\/plants\/(\d+)$/.exec(url)?.[1];
   if (id === undefined) return Promise.reject(Object.assign(new Error('no such route'), { status: 404 }));
@@ -33,9 +45,9 @@ const server = createServer((req, res) => {
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     write(req.method, req.url, Buffer.concat(chunks).toString('utf8')).then(
-      ({ plant }) => {
+      (answer) => {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-        res.end(JSON.stringify(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag }));
+        res.end(JSON.stringify(answer));
       },
       (err) => {
         res.writeHead(err.status ?? 400, { 'content-type': 'application/json' });

@@ -6,11 +6,14 @@
 //   a bare table, with as many clients as the batches have connections; target >= 0.5x. The
 //   batches do more per row than that INSERT (the words of each name, a change in the log) and
 //   their Node process shares the two cores with PostgreSQL: the CPU per 1,000 plants is shown.
+// Each half also loads the bare store (bare-store-server.mjs: the same use case, write path and
+// store behind node:http, the body read by JSON.parse, no validation, ETags or Fastify) with the
+// same batches: what the store's own work allows any HTTP path over it, against the same reference.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { COLUMNS, load, row, type LoadResult } from './load.js';
 import { connectOrSkip, pgbench, pgbenchRow, SERVER } from './postgres.js';
-import { startService } from './processes.js';
+import { startBareStore, startService, type Running } from './processes.js';
 import { against, cpuCeiling, fmt, median, table } from './report.js';
 import { refusals, warmUp, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
@@ -18,9 +21,15 @@ import { refusals, warmUp, writeLoads, writeSpec, type WriteBench } from './writ
 const SIZE = 1000;
 const CONNECTIONS = 4;
 
-/** Batches of SIZE new plants, ids counting up from far past the other loads'. */
+/**
+ * The next id a batch creates: far past the other loads' ids, and counting on across loads, so
+ * that every round creates plants (a batch of ids some earlier load made would be 1,000
+ * idempotent retries, which write nothing).
+ */
+let next = 2n * 10n ** 15n;
+
+/** Batches of SIZE new plants. */
 function batchLoad(b: WriteBench, seconds = b.seconds, database = false) {
-  let next = 2n * 10n ** 15n;
   return {
     database,
     method: 'POST' as const,
@@ -50,24 +59,31 @@ async function onSqlite(b: WriteBench): Promise<void> {
     DATABASE_URL: `sqlite:${join(b.dir, 'batches.db')}`,
     PLANT_STORE_TOKEN: b.token,
   });
+  const bare = await startBareStore({ DATABASE_URL: `sqlite:${join(b.dir, 'batches-bare.db')}` });
   try {
     const single = writeSpec(b, writeLoads(0));
     await warmUp([[service, single]], ['POST']);
     await load(service, batchLoad(b, 2));
+    await load(bare, batchLoad(b, 2));
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
+    const bareRatios: number[] = [];
     const all: LoadResult[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, single('POST'));
       const batch = await load(service, batchLoad(b));
+      const bareBatch = await load(bare, batchLoad(b));
       all.push(post, batch);
       ratios.push(perPlant(batch) / post.rps);
+      bareRatios.push(perPlant(bareBatch) / post.rps);
       rows.push(row(`${round} POST /plants`, post), row(`${round} POST /plants/batch`, batch));
-      rows.push([`${round} plants/s`, `${fmt(post.rps)} / ${fmt(perPlant(batch))}`]);
+      rows.push(row(`${round} bare store, batch`, bareBatch));
+      rows.push([`${round} plants/s`, `${fmt(post.rps)} / ${fmt(perPlant(batch))} / bare ${fmt(perPlant(bareBatch))}`]);
     }
     table(['round / load', ...COLUMNS], rows);
     console.log(
       against('plants a second, batches / single POSTs (median of rounds)', median(ratios), 'x', 20, true) +
+        `\nthe bare store's batches / single POSTs (median of rounds): ${fmt(median(bareRatios))}x` +
         cpuCeiling(
           'batch (1,000 plants)',
           all.filter((_, i) => i % 2),
@@ -78,7 +94,7 @@ async function onSqlite(b: WriteBench): Promise<void> {
         refusals(all),
     );
   } finally {
-    await service.stop();
+    await Promise.all([service.stop(), bare.stop()]);
   }
 }
 
@@ -88,27 +104,38 @@ async function onPostgres(b: WriteBench): Promise<void> {
   if (!admin) return;
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const service = await startService({ DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: b.token });
+  let bare: Running | undefined;
   try {
+    bare = await startBareStore({ DATABASE_URL: `${SERVER}?schema=${schema}_bare` });
     await admin.query(`CREATE TABLE ${schema}.t (id bigint PRIMARY KEY, name text NOT NULL, tag text)`);
     await load(service, batchLoad(b, 3, true));
+    await load(bare, batchLoad(b, 3, true));
     await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, 1);
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
     const all: LoadResult[] = [];
     const refs: Awaited<ReturnType<typeof pgbench>>[] = [];
+    const bareRatios: number[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const batch = await load(service, batchLoad(b, b.seconds, true));
       const ref = await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, b.seconds);
+      const bareBatch = await load(bare, batchLoad(b, b.seconds, true));
       all.push(batch);
       refs.push(ref);
       ratios.push(perPlant(batch) / (ref.tps * SIZE));
+      bareRatios.push(perPlant(bareBatch) / (ref.tps * SIZE));
       rows.push(row(`${round} POST /plants/batch`, batch));
       rows.push(pgbenchRow(`${round} pgbench (a transaction: 1,000 rows)`, ref));
-      rows.push([`${round} rows/s`, `${fmt(perPlant(batch))} / ${fmt(ref.tps * SIZE)}`]);
+      rows.push(row(`${round} bare store, batch`, bareBatch));
+      rows.push([
+        `${round} rows/s`,
+        `${fmt(perPlant(batch))} / ${fmt(ref.tps * SIZE)} / bare ${fmt(perPlant(bareBatch))}`,
+      ]);
     }
     table(['round / load (a request: 1,000 rows)', ...COLUMNS], rows);
     console.log(
       against('rows a second, batches / pgbench (median of rounds)', median(ratios), 'x', 0.5, true) +
+        `\nthe bare store's batches / pgbench (median of rounds): ${fmt(median(bareRatios))}x` +
         cpuCeiling(
           'batch (1,000 rows)',
           all,
@@ -124,8 +151,9 @@ async function onPostgres(b: WriteBench): Promise<void> {
         refusals(all),
     );
   } finally {
-    await service.stop();
+    await Promise.all([service.stop(), bare?.stop()]);
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema}_bare CASCADE`);
     await admin.end();
   }
 }

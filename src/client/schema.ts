@@ -588,7 +588,8 @@ export interface components {
             /**
              * @description As `If-Match` on the single-plant operation: the operation goes ahead only while the
              *     plant's `ETag` is this one (strong comparison), or with `*` while the plant exists;
-             *     otherwise the batch is 412 and nothing is applied.
+             *     otherwise the batch is 412 and nothing is applied. A weak tag (`W/"…"`) is allowed
+             *     and, as in `If-Match`, never matches: 412.
              * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
              */
             ifMatch?: string;
@@ -620,7 +621,8 @@ export interface components {
             /**
              * @description As `If-Match` on the single-plant operation: the operation goes ahead only while the
              *     plant's `ETag` is this one (strong comparison), or with `*` while the plant exists;
-             *     otherwise the batch is 412 and nothing is applied.
+             *     otherwise the batch is 412 and nothing is applied. A weak tag (`W/"…"`) is allowed
+             *     and, as in `If-Match`, never matches: 412.
              * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
              */
             ifMatch?: string;
@@ -648,7 +650,8 @@ export interface components {
             /**
              * @description As `If-Match` on the single-plant operation: the operation goes ahead only while the
              *     plant's `ETag` is this one (strong comparison), or with `*` while the plant exists;
-             *     otherwise the batch is 412 and nothing is applied.
+             *     otherwise the batch is 412 and nothing is applied. A weak tag (`W/"…"`) is allowed
+             *     and, as in `If-Match`, never matches: 412.
              * @example "2h5W0Lp3mYb7oQx1k9TzR4sVdEa"
              */
             ifMatch?: string;

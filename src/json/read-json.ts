@@ -34,6 +34,11 @@ export class InexactNumber {
 
 export interface ReadJsonOptions {
   maxDepth?: number;
+  /**
+   * The most values (objects, arrays, strings, numbers, literals) the document may hold: what it
+   * costs to read grows with them, not with its bytes alone (`[{},{},…]` is one object per three).
+   */
+  maxValues?: number;
 }
 
 // ignoreBOM keeps a leading U+FEFF in the output so it can be rejected rather
@@ -65,7 +70,7 @@ export function readJson(input: Uint8Array | string, options?: ReadJsonOptions):
     }
   }
   if (text.charCodeAt(0) === 0xfeff) fail(0, 'byte order mark is not allowed');
-  return new Reader(text, options?.maxDepth ?? 32).document();
+  return new Reader(text, options?.maxDepth ?? 32, options?.maxValues ?? Infinity).document();
 }
 
 function fail(position: number, what: string): never {
@@ -94,9 +99,11 @@ function isDigit(c: number): boolean {
 
 class Reader {
   private pos = 0;
+  private values = 0;
   constructor(
     private readonly s: string,
     private readonly maxDepth: number,
+    private readonly maxValues: number,
   ) {}
 
   document(): unknown {
@@ -116,6 +123,9 @@ class Reader {
 
   /** `depth` is the number of containers enclosing this value. */
   private value(depth: number): unknown {
+    if (++this.values > this.maxValues) {
+      throw new JsonReadError(`the body holds more than ${this.maxValues} JSON values`, this.pos);
+    }
     const c = this.s.charCodeAt(this.pos);
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       // Checked before descending, so recursion never goes deeper than maxDepth.
@@ -151,8 +161,10 @@ class Reader {
   }
 
   private object(depth: number): Record<string, unknown> {
-    // No prototype, so "__proto__" and friends are ordinary own keys.
-    const result = Object.create(null) as Record<string, unknown>;
+    // No prototype, so "__proto__" and friends are ordinary own keys. Not Object.create(null):
+    // V8 makes each of those a dictionary (4 us an object: 1.4 s for the 340,000 empty objects a
+    // 1 MiB body can hold), where a literal given a null prototype keeps fast properties.
+    const result = Object.setPrototypeOf({}, null) as Record<string, unknown>;
     this.pos++;
     this.skipWhitespace();
     if (this.eat(0x7d)) return result;

@@ -72,6 +72,12 @@ function decimalInteger(
 
 const NUL_PATTERN = '^[^\\u0000]*$';
 
+/** What a request field's pattern asks, in words, where the pattern alone would be jargon. */
+const PATTERN_WORDS: Readonly<Record<string, string>> = {
+  [NUL_PATTERN]: 'must not contain the NUL character (U+0000)',
+  '^(\\*|(W/)?"[!#-~]*")$': 'must be * or an entity tag in double quotes, as ETag sends it ("abc")',
+};
+
 /**
  * Where an error is, in the words of messages: `name.tag`, or for an item of an array (the
  * operations of a batch), `operations[3]: ` before the rest, so a message says first which item
@@ -118,9 +124,7 @@ export function validationError(errors: ErrorObject[], part: string): InvalidInp
       case 'maxLength':
         return `${field} must have at most ${chars(p.limit)}`;
       case 'pattern':
-        return p.pattern === NUL_PATTERN
-          ? `${field} must not contain the NUL character (U+0000)`
-          : `${field} must match ${p.pattern}`;
+        return `${field} ${PATTERN_WORDS[p.pattern as string] ?? `must match ${p.pattern}`}`;
       case 'minimum':
       case 'maximum':
         return `${field} must be ${e.keyword === 'minimum' ? '>=' : '<='} ${p.limit}`;

@@ -48,7 +48,10 @@ function sameId(id: bigint, member: 'plant' | 'patch', inBody: number | bigint |
   }
 }
 
-/** `ifMatch` is one entity tag (or `*`), compared as If-Match compares: strongly. */
+/**
+ * `ifMatch` is one entity tag (or `*`), compared as If-Match compares: strongly, so a weak tag
+ * (`W/"x"`) equals no ETag and the operation is 412, as a single write's `If-Match: W/"x"` is.
+ */
 function conditions(ifMatch: string | undefined): Preconditions | undefined {
   if (ifMatch === undefined) return undefined;
   return { ifMatch: ifMatch === '*' ? '*' : [ifMatch] };

@@ -146,6 +146,8 @@ for (const kind of stores) {
         [{ op: 'delete', id: 404 }, 404, 'operations[5]: plant 404 does not exist'],
         [{ op: 'create', plant: { id: 21, name: 'Not moss' } }, 409, 'operations[5]: plant 21 already exists'],
         [{ op: 'patch', id: 20, patch: { name: 'x' }, ifMatch: '"nope"' }, 412, 'operations[5]: plant 20 has changed'],
+        // A weak tag never matches strongly: 412, as a single PATCH with If-Match: W/"…" is.
+        [{ op: 'replace', id: 21, plant: { name: 'x' }, ifMatch: 'W/"x"' }, 412, 'operations[5]: plant 21 has changed'],
         [
           { op: 'replace', id: 20, plant: { id: 21, name: 'x' } },
           400,
@@ -192,7 +194,7 @@ for (const kind of stores) {
         [[{ op: 'delete', id: '1' }], 'operations[0]: id must be an integer'],
         [[{ op: 'patch', id: 1, patch: { nmae: 'x' } }], 'operations[0]: patch has the member "nmae"'],
         [[{ op: 'delete', id: 1, ifmatch: '*' }], 'operations[0]: operation has the member "ifmatch"'],
-        [[{ op: 'delete', id: 1, ifMatch: 'W/"x"' }], 'operations[0]: ifMatch must match'],
+        [[{ op: 'delete', id: 1, ifMatch: 'x' }], 'operations[0]: ifMatch must be * or an entity tag in double quotes'],
         [[ok, 7], 'operations[1]: operation must be a JSON object'],
         [[], 'operations must have at least 1 item'],
         [Array(1001).fill({ op: 'delete', id: 1 }), 'operations must have at most 1000 items'],
@@ -239,6 +241,23 @@ for (const kind of stores) {
         body: JSON.stringify({ id: 1, name: 'a', pad: 'x'.repeat(20_000) }),
       });
       assert.equal(one.status, 413, 'a single plant keeps its own limit');
+    });
+
+    it('stops reading a body of tiny values at one value per 16 bytes of its limit', async () => {
+      const tiny = (n: number) =>
+        `{"operations":[{"op":"create","plant":{"id":1,"name":"a","pad":[${'{},'.repeat(n)}0]}}]}`;
+      const refused = await batch(t.app, tiny(340_000));
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(message(refused.text), /^the body holds more than 65536 JSON values/);
+      const plant = await t.app.inject({
+        method: 'POST',
+        path: '/plants',
+        headers: { authorization: `Bearer ${t.app.token}`, 'content-type': 'application/json' },
+        body: `{"id":1,"name":"a","pad":[${'{},'.repeat(2000)}0]}`,
+      });
+      assert.equal(plant.status, 400, 'a single plant: 1,024 values in 16 KiB');
+      assert.match(message(plant.text), /more than 1024 JSON values/);
+      assert.equal((await batch(t.app, tiny(1000))).status, 200, 'ignored members of fewer values are read');
     });
 
     it('reads at most 8 batches at once: the 9th is 503 before its body, and places come back', async () => {

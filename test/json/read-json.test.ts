@@ -64,6 +64,12 @@ describe('readJson: valid documents', () => {
     assert.equal(Object.getPrototypeOf(obj), null);
     assert.equal(obj['a'], '\0');
   });
+
+  it('stops at maxValues, counting every value, however small', () => {
+    assert.equal(JSON.stringify(readJson('[{},[],1,"a",true]', { maxValues: 6 })), '[{},[],1,"a",true]');
+    assert.throws(() => readJson('[{},[],1,"a",true]', { maxValues: 5 }), /the body holds more than 5 JSON values/);
+    assert.throws(() => readJson('{"a":{"b":null}}', { maxValues: 2 }), JsonReadError);
+  });
 });
 
 describe('readJson: numbers', () => {

@@ -89,9 +89,25 @@ describe('postgres error mapping', () => {
     ]) {
       assert.equal(isHostFailure(err), true, err.message || String((err as { code?: string }).code));
     }
-    for (const err of [coded('57014'), coded('53300'), coded('40001'), coded('23505'), new TypeError('x')]) {
+    for (const err of [
+      coded('57014'),
+      coded('55P03'),
+      coded('53300'),
+      coded('40001'),
+      coded('23505'),
+      new TypeError('x'),
+    ]) {
       assert.equal(isHostFailure(err), false, String((err as { code?: string }).code));
     }
+  });
+
+  it('tells contention (deadlock, serialization, a lock or statement past its time) from an outage', () => {
+    for (const code of ['40P01', '40001', '55P03', '57014']) {
+      const err = storeError(coded(code));
+      assert.ok(err instanceof StoreUnavailableError, code);
+      assert.equal(err.message, 'the store is busy with other writes; retry later', code);
+    }
+    assert.equal((storeError(coded('57P01')) as Error).message, 'the store is unavailable; retry later');
   });
 
   it('leaves bugs and bad statements alone, so they stay 500s', () => {

@@ -40,6 +40,16 @@ const DRIVER_MESSAGES = [
 ];
 
 /**
+ * Refusals that come from other work on the same rows rather than from a database that is away:
+ * a serialization failure, a deadlock (after its one retry), a lock not granted, a statement
+ * (a lock wait, mostly) cancelled at its time-out. Told apart so that a client, and an operator
+ * reading the log, sees contention rather than an outage.
+ */
+const BUSY_CODES = new Set(['40001', '40P01', '55P03', '57014']);
+
+const codeOf = (err: unknown): unknown => (err instanceof Error ? (err as { code?: unknown }).code : undefined);
+
+/**
  * "cannot execute … in a read-only transaction": the host is a standby, or a primary that became
  * one. A failover is under way, or was; another host may take the write.
  */
@@ -54,7 +64,7 @@ export function isUnavailable(err: unknown): boolean {
   if (typeof code === 'string') {
     if (code === READ_ONLY) return true;
     if (NETWORK_CODES.has(code)) return true;
-    if (/^[0-9A-Z]{5}$/.test(code)) return TRANSIENT_CLASSES.has(code.slice(0, 2));
+    if (/^[0-9A-Z]{5}$/.test(code)) return TRANSIENT_CLASSES.has(code.slice(0, 2)) || BUSY_CODES.has(code);
   }
   if (DRIVER_MESSAGES.some((m) => m.test(err.message))) return true;
   // A failed connection attempt may report several addresses' errors together.
@@ -78,5 +88,7 @@ export function isHostFailure(err: unknown): boolean {
 /** What a store method rejects with: StoreUnavailableError for outages, the error itself for bugs. */
 export function storeError(err: unknown): unknown {
   if (err instanceof StoreUnavailableError) return err;
-  return isUnavailable(err) ? new StoreUnavailableError(err) : err;
+  if (!isUnavailable(err)) return err;
+  const busy = BUSY_CODES.has(codeOf(err) as string);
+  return new StoreUnavailableError(err, busy ? 'the store is busy with other writes; retry later' : undefined);
 }

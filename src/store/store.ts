@@ -24,6 +24,11 @@ export interface Store {
   /** Rejects when the storage cannot be reached, or cannot take writes (a full disk, a read-only standby). */
   ping(): Promise<StoreHealth>;
   close(): Promise<void>;
+  /**
+   * PostgreSQL with several hosts: `listener` is told of each host found to be the primary, and
+   * of the one before (undefined at start), for the log.
+   */
+  watchPrimary?(listener: (primary: string, previous: string | undefined) => void): void;
   /** A line about the state the store was opened in, for the operator, when something is off. */
   readonly notice: string | undefined;
   /**

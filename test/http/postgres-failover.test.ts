@@ -164,6 +164,12 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
 
     const res = await ready(server);
     assert.deepEqual(res.json, { status: 'ok', primary: `127.0.0.1:${STANDBY_PORT}` });
+    const logged = server.stdout.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => 'primary' in l);
+    assert.deepEqual(
+      logged.map(({ level, primary, previous }) => ({ level, primary, previous })),
+      [{ level: 40, primary: `127.0.0.1:${STANDBY_PORT}`, previous: `127.0.0.1:${PRIMARY_PORT}` }],
+      'the change is logged once, as a warning',
+    );
     const metrics = await send(server.url, { path: '/metrics', headers: { authorization: auth.authorization } });
     assert.match(
       metrics.text,

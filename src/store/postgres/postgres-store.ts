@@ -87,6 +87,10 @@ export class PostgresStore implements Store {
     return host ? { primary: host } : {};
   }
 
+  watchPrimary(listener: (primary: string, previous: string | undefined) => void): void {
+    this.pool.primary.onChange(listener);
+  }
+
   /** Operations waiting for a pooled connection or a batch: how far this instance has fallen behind. */
   pendingWrites(): number {
     return this.pool.waiting + this.plants.waiting;

@@ -26,6 +26,7 @@ export class Primary {
   private search: Promise<void> | undefined;
   private ended = false;
   private readonly several: boolean;
+  private readonly listeners: ((host: string, previous: string | undefined) => void)[] = [];
 
   constructor(private readonly settings: PostgresSettings) {
     this.several = settings.hosts.length > 1;
@@ -63,6 +64,11 @@ export class Primary {
     const pool = this.current?.pool;
     if (pool === undefined) return this.found().then((p) => this.watched(p, p.connect()));
     return this.several ? this.watched(pool, pool.connect()) : pool.connect();
+  }
+
+  /** `listener` is told of each host found to be the primary (with several hosts), and of the one before. */
+  onChange(listener: (host: string, previous: string | undefined) => void): void {
+    this.listeners.push(listener);
   }
 
   /** A statement on a connection of connect()'s failed with `err`, which may say its host is gone. */
@@ -129,6 +135,7 @@ export class Primary {
     this.current = this.open(host);
     // Its connections in use finish (or fail) their statements first; their failures start no search.
     if (old !== undefined) void old.pool.end().catch(() => undefined);
+    for (const listener of this.listeners) listener(host.name, old?.host.name);
   }
 
   private open(host: Host): { host: Host; pool: Pool } {

@@ -12,6 +12,8 @@ import { startServer, type ServerProcess } from '../support/server.js';
 
 const PRIMARY_PORT = 6451;
 const STANDBY_PORT = 6452;
+/** No server listens there. */
+const UNUSED_PORT = 6453;
 const SCHEMA = 'failover';
 /** What a request may take: its budget (4 s) and a connection's time-out, with room for a busy machine. */
 const ANSWER_WITHIN_MS = 6_000;
@@ -76,6 +78,20 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
     } finally {
       await reversed.dispose();
     }
+  });
+
+  it('stops a command, saying what each host answered, when none answers as the primary', async () => {
+    const started = Date.now();
+    const refused = await cli(['migrate'], { DATABASE_URL: hostUrl([STANDBY_PORT, UNUSED_PORT]) });
+    assert.equal(refused.status, 1);
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `^plant-store: the store is unavailable: no host answers as the primary \\(127.0.0.1:${STANDBY_PORT}: a standby; ` +
+          `127.0.0.1:${UNUSED_PORT}: connect ECONNREFUSED 127.0.0.1:${UNUSED_PORT}\\)\n$`,
+      ),
+    );
+    assert.ok(Date.now() - started < 5_000, 'within the wait for a connection and a probe');
   });
 
   it('after an immediate stop of the primary and a promotion: 503 with Retry-After meanwhile, never a hang, writes again within 10 s, every 2xx on the new primary', async () => {

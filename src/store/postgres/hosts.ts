@@ -9,8 +9,8 @@ export { parseHosts, type PostgresHost } from '../../config/database-url.js';
  */
 export const PROBE_TIMEOUT_MS = 1_000;
 
-/** Whether the host is a primary (true), a standby (false), or did not answer (undefined). */
-async function isPrimary(pool: PoolConfig, connectionString: string): Promise<boolean | undefined> {
+/** True when the host answers as a primary; otherwise what it answered, for the operator. */
+async function isPrimary(pool: PoolConfig, connectionString: string): Promise<true | string> {
   const client = new pg.Client({
     ...pool,
     connectionString,
@@ -22,23 +22,26 @@ async function isPrimary(pool: PoolConfig, connectionString: string): Promise<bo
   try {
     await client.connect();
     const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
-    return rows[0]?.standby === false;
-  } catch {
-    return undefined;
+    return rows[0]?.standby === false || 'a standby';
+  } catch (err) {
+    return err instanceof Error ? err.message || String((err as { code?: unknown }).code) : String(err);
   } finally {
     void client.end().catch(() => undefined);
   }
 }
 
 /**
- * The first of `hosts`, in their order, that answers as a primary (not in recovery), or undefined
- * when none does. All are asked at once, so a host that does not answer delays the answer by one
- * probe's time-out, not one per host.
+ * The first of `hosts`, in their order, that answers as a primary (not in recovery), if any, and
+ * what the others answered. All are asked at once, so a host that does not answer delays the
+ * answer by one probe's time-out, not one per host.
  */
-export async function findPrimary<H extends { connectionString: string }>(
+export async function findPrimary<H extends { name: string; connectionString: string }>(
   pool: PoolConfig,
   hosts: readonly H[],
-): Promise<H | undefined> {
+): Promise<{ primary: H | undefined; answers: string }> {
   const answers = await Promise.all(hosts.map((h) => isPrimary(pool, h.connectionString)));
-  return hosts.find((_, i) => answers[i] === true);
+  return {
+    primary: hosts.find((_, i) => answers[i] === true),
+    answers: hosts.map((h, i) => `${h.name}: ${answers[i] === true ? 'the primary' : answers[i]}`).join('; '),
+  };
 }

@@ -26,6 +26,8 @@ export class Primary {
   private search: Promise<void> | undefined;
   private ended = false;
   private readonly several: boolean;
+  /** What each host answered to the last search's probes: why none is the primary, when none is. */
+  private answers = 'not asked yet';
   private readonly listeners: ((host: string, previous: string | undefined) => void)[] = [];
 
   constructor(private readonly settings: PostgresSettings) {
@@ -108,10 +110,8 @@ export class Primary {
     ]);
     ac.abort();
     if (this.current !== undefined) return this.current.pool;
-    throw new StoreUnavailableError(
-      undefined,
-      `no database host answers as the primary (${this.hosts.join(', ')}); retry later`,
-    );
+    const why = new Error(`no host answers as the primary (${this.answers})`);
+    throw new StoreUnavailableError(why, `no database host answers as the primary; retry later`);
   }
 
   private lookAgain(): void {
@@ -121,7 +121,8 @@ export class Primary {
 
   private async find(): Promise<void> {
     for (;;) {
-      const host = await findPrimary(this.settings.pool, this.settings.hosts);
+      const { primary: host, answers } = await findPrimary(this.settings.pool, this.settings.hosts);
+      this.answers = answers;
       if (this.ended) return;
       if (host !== undefined) return this.use(host);
       await sleep(REPROBE_MS, undefined, { ref: false });

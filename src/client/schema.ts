@@ -228,7 +228,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Answers 200 when the store is reachable and can take writes, 503 when it cannot: it is unreachable, its disk is full (SQLite: less than 1 MiB free; reads still answer, writes get 503), its storage failed the last commit (SQLite: a quota or a file-size limit, until a commit that changes nothing succeeds), a sync of its log failed, or it is a read-only standby (PostgreSQL). The `plant_store_store_writable` metric says the same. No credential needed.
+         * @description Answers 200 when the store is reachable and can take writes, 503 when it cannot: it is unreachable, its disk is full (SQLite: less than 1 MiB free; reads still answer, writes get 503), its storage failed the last commit (SQLite: a quota or a file-size limit, until a commit that changes nothing succeeds), a sync of its log failed, or it is a read-only standby (PostgreSQL). On PostgreSQL the answer names the host that is the primary, which writes go to; with several hosts in `DATABASE_URL` it is 503 while none answers as the primary (a failover under way). The `plant_store_store_writable` metric says the same. No credential needed.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -799,6 +799,26 @@ export interface components {
              * @enum {string}
              */
             status: "ok";
+        };
+        /**
+         * Readiness
+         * @description The answer of the readiness check.
+         * @example {
+         *       "status": "ok"
+         *     }
+         * @example {
+         *       "status": "ok",
+         *       "primary": "db2:5432"
+         *     }
+         */
+        Readiness: {
+            /**
+             * @description Always `ok`; a store that is not ready answers with an Error instead.
+             * @enum {string}
+             */
+            status: "ok";
+            /** @description PostgreSQL: the database host that is the primary, which this instance writes to, as `DATABASE_URL` names it (`host:port`, or `host`). */
+            primary?: string;
         };
     };
     responses: {
@@ -1829,7 +1849,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Health"];
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             304: components["responses"]["NotModifiedExists"];

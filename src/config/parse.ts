@@ -81,26 +81,6 @@ export function schemaNameProblem(name: string): string | undefined {
 export const redactPassword = (url: string) =>
   url.replace(/\/\/.*@/, '//***@').replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***');
 
-function databaseUrlProblem(url: string): string | undefined {
-  if (url === 'sqlite::memory:') return 'sqlite::memory: is not durable; give a file path';
-  if (/^sqlite:.+/.test(url)) return undefined;
-  if (!/^postgres(ql)?:\/\//.test(url)) return 'must be sqlite:<path> or postgres://user@host:port/database';
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'is not a valid postgres:// URL';
-  }
-  const schema = parsed.searchParams.get('schema');
-  return schema === null ? undefined : schemaNameProblem(schema);
-}
-
-export const databaseUrl: Parse<string> = (url, name) => {
-  const problem = databaseUrlProblem(url);
-  if (problem === undefined) return url;
-  throw new ConfigError(`${name} ${problem} (got "${redactPassword(url)}")`);
-};
-
 export const bootstrapToken: Parse<string> = (v, name) => {
   if (v.length >= 20 && isWellFormedToken(v)) return v;
   throw new ConfigError(`${name} must be 20 to 512 characters of A-Z a-z 0-9 - . _ ~ + / (optionally ending in =)`);

@@ -22,6 +22,10 @@ export async function startServer(services: Services): Promise<RunningServer> {
   const { config, log } = services;
   if (services.migrated > 0) log.info({ migrated: services.migrated }, 'store schema migrated');
   if (services.store.notice) log.warn(services.store.notice);
+  services.store.watchPrimary?.((primary, previous) => {
+    if (previous !== undefined)
+      log.warn({ primary, previous }, 'the database primary changed: writes go to the new one');
+  });
   if (config.bootstrapToken !== undefined) await ensureToken(services);
 
   const app = await buildApp(services);

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Store } from '../store/store.js';
+import type { Store, StoreHealth } from '../store/store.js';
 
 /** Label of requests that matched no operation (404, 405): raw URLs would make labels without bound. */
 export const NO_ROUTE = 'none';
@@ -74,20 +74,31 @@ export function createMetrics(store: Store): Metrics {
     },
   });
 
-  let writable: { value: number; at: number } | undefined;
+  // One ping for both gauges that read it, at most every COUNT_TTL_MS; undefined: not ready.
+  let pinged: { health: Promise<StoreHealth | undefined>; at: number } | undefined;
+  const ping = () => {
+    if (!pinged || Date.now() - pinged.at > COUNT_TTL_MS) {
+      pinged = { health: store.ping().catch(() => undefined), at: Date.now() };
+    }
+    return pinged.health;
+  };
   new Gauge({
     name: 'plant_store_store_writable',
     help: `1 when the store is reachable and can take writes (room on its disk, not a standby), else 0; as /readyz.`,
     registers: [registry],
     async collect() {
-      if (!writable || Date.now() - writable.at > COUNT_TTL_MS) {
-        const value = await store.ping().then(
-          () => 1,
-          () => 0,
-        );
-        writable = { value, at: Date.now() };
-      }
-      this.set(writable.value);
+      this.set((await ping()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'plant_store_database_primary',
+    help: 'PostgreSQL: 1 for the host (as DATABASE_URL names it) that is the primary, which writes go to; none while no host answers as one. As /readyz.',
+    labelNames: ['host'] as const,
+    registers: [registry],
+    async collect() {
+      const primary = (await ping())?.primary;
+      this.reset();
+      if (primary !== undefined) this.set({ host: primary }, 1);
     },
   });
 

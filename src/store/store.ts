@@ -22,8 +22,13 @@ export interface Store {
   /** Applies pending schema migrations; resolves to the number applied. */
   migrate(): Promise<number>;
   /** Rejects when the storage cannot be reached, or cannot take writes (a full disk, a read-only standby). */
-  ping(): Promise<void>;
+  ping(): Promise<StoreHealth>;
   close(): Promise<void>;
+  /**
+   * PostgreSQL with several hosts: `listener` is told of each host found to be the primary, and
+   * of the one before (undefined at start), for the log.
+   */
+  watchPrimary?(listener: (primary: string, previous: string | undefined) => void): void;
   /** A line about the state the store was opened in, for the operator, when something is off. */
   readonly notice: string | undefined;
   /**
@@ -48,6 +53,12 @@ export interface Store {
    * starts a new one.
    */
   restoreInto<T>(work: (target: RestoreTarget) => Promise<T>): Promise<T>;
+}
+
+/** What a store that answers a ping says about itself. */
+export interface StoreHealth {
+  /** PostgreSQL: the host (as DATABASE_URL names it) that is the primary, which writes go to. */
+  primary?: string;
 }
 
 /** What a store kept in files of its own (SQLite's file, its -wal and -shm) can do with them. */

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { parse } from 'yaml';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { buildTestApp, type TestApp } from '../helper.js';
-import { stores, suiteOptions } from '../support/stores.js';
+import { POSTGRES_URL, stores, suiteOptions } from '../support/stores.js';
 import { postPlant, send, type RawResponse } from '../support/http.js';
 
 for (const store of stores) {
@@ -98,11 +98,15 @@ for (const store of stores) {
         }
       });
 
-      it('/healthz and /readyz answer 200 without a token', async () => {
-        for (const path of ['/healthz', '/readyz']) {
+      it('/healthz and /readyz answer 200 without a token; /readyz names the PostgreSQL primary', async () => {
+        const primary = store === 'postgres' ? { primary: new URL(POSTGRES_URL).host } : {};
+        for (const [path, body] of [
+          ['/healthz', { status: 'ok' }],
+          ['/readyz', { status: 'ok', ...primary }],
+        ] as const) {
           const r = await send(server, { path });
           assert.equal(r.status, 200, r.text);
-          assert.deepEqual(r.json, { status: 'ok' });
+          assert.deepEqual(r.json, body);
         }
       });
     });

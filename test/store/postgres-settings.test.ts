@@ -6,7 +6,7 @@ import {
   postgresSettings,
   STATEMENT_TIMEOUT_MS,
 } from '../../src/store/postgres/connection.js';
-import { isUnavailable, storeError } from '../../src/store/postgres/errors.js';
+import { isHostFailure, isUnavailable, storeError } from '../../src/store/postgres/errors.js';
 import { StoreUnavailableError } from '../../src/domain/errors.js';
 
 describe('postgres connection settings', () => {
@@ -33,6 +33,17 @@ describe('postgres connection settings', () => {
       'BEGIN READ ONLY;\nSET LOCAL statement_timeout = 0;\nSET LOCAL idle_in_transaction_session_timeout = 10000',
     );
     assert.ok(Number(s.pool.query_timeout) > STATEMENT_TIMEOUT_MS, 'the server cancels first');
+  });
+
+  it('gives each host of a list the same URL otherwise, and one host its URL as the pool has it', () => {
+    const s = postgresSettings('postgres://u:p@db1:5432,[::1]:5433/plants?schema=t&sslmode=require', 7);
+    assert.deepEqual(s.hosts, [
+      { name: 'db1:5432', connectionString: 'postgres://u:p@db1:5432/plants?sslmode=verify-full' },
+      { name: '[::1]:5433', connectionString: 'postgres://u:p@[::1]:5433/plants?sslmode=verify-full' },
+    ]);
+    assert.equal(s.pool.options, undefined, 'the schema is set by each transaction, not at start-up');
+    const one = postgresSettings('postgres://u@db:6543/plants?schema=t', 7);
+    assert.deepEqual(one.hosts, [{ name: 'db:6543', connectionString: one.pool.connectionString }]);
   });
 
   it('refuses, where the name goes into the start-up options, a ?schema= the settings refuse', () => {
@@ -72,6 +83,7 @@ describe('postgres error mapping', () => {
       coded('08006'),
       coded('57P01'),
       coded('57014'),
+      coded('25006', 'cannot execute INSERT in a read-only transaction'),
       coded('53300'),
       coded('40001'),
       new Error('Connection terminated unexpectedly'),
@@ -82,6 +94,30 @@ describe('postgres error mapping', () => {
     ]) {
       assert.equal(isUnavailable(err), true, err.message || String((err as { code?: string }).code));
       assert.ok(storeError(err) instanceof StoreUnavailableError);
+    }
+  });
+
+  it('tells a host that is gone or takes no writes from a database that is busy', () => {
+    for (const err of [
+      coded('ECONNREFUSED'),
+      coded('08006'),
+      coded('57P01'),
+      coded('57P03'),
+      coded('25006'),
+      new Error('Connection terminated unexpectedly'),
+      new StoreUnavailableError(coded('ECONNRESET')),
+    ]) {
+      assert.equal(isHostFailure(err), true, err.message || String((err as { code?: string }).code));
+    }
+    for (const err of [
+      coded('57014'),
+      coded('55P03'),
+      coded('53300'),
+      coded('40001'),
+      coded('23505'),
+      new TypeError('x'),
+    ]) {
+      assert.equal(isHostFailure(err), false, String((err as { code?: string }).code));
     }
   });
 

@@ -16,11 +16,10 @@ export async function operationsRoutes(app: FastifyInstance, { store, doc, metri
 
   app.operation('getReadiness', async () => {
     try {
-      await store.ping();
+      return { status: 'ok', ...(await store.ping()) };
     } catch (err) {
       throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err);
     }
-    return { status: 'ok' };
   });
 
   // Serialised once: the document does not change while the process runs.

@@ -1,5 +1,6 @@
 import { escapeIdentifier, type PoolConfig } from 'pg';
 import { ConfigError, schemaNameProblem } from '../../config/parse.js';
+import { parseHosts } from '../../config/database-url.js';
 
 /** Time to open a connection, or to wait for a free one in a busy pool, before answering 503. */
 export const CONNECT_TIMEOUT_MS = 2_000;
@@ -19,7 +20,10 @@ export const TOKEN_LOOKUP_BUDGET_MS = 800;
 export const OPERATION_BUDGET_MS = 4_000;
 
 export interface PostgresSettings {
+  /** The pool's settings; its connectionString names the first host. */
   pool: PoolConfig;
+  /** Each host DATABASE_URL names, in its order, with its own connection string (primary.ts). */
+  hosts: { name: string; connectionString: string }[];
   /** The schema named by `?schema=`, created by the migrations when missing; undefined: the server's search_path. */
   schema: string | undefined;
 }
@@ -72,10 +76,12 @@ export function beginWith(schema: string | undefined, settings: LocalSettings, b
  * taken out of the URL; each statement and transaction sets it as its search_path (SET LOCAL:
  * localSettings). The only start-up parameter the store sends is application_name (with the
  * user, the database and pg's client_encoding): an `options=` already in the URL is kept, and is
- * the operator's to leave out behind a pooler that refuses it.
+ * the operator's to leave out behind a pooler that refuses it. Each host of a list gets the same
+ * settings.
  */
 export function postgresSettings(databaseUrl: string, poolSize: number): PostgresSettings {
-  const url = new URL(databaseUrl);
+  const hosts = parseHosts(databaseUrl);
+  const url = new URL(hosts[0]!.url);
   const schema = url.searchParams.get('schema') ?? undefined;
   // Checked by the settings already; again here, where the name goes into the statements.
   const problem = schema === undefined ? undefined : schemaNameProblem(schema);
@@ -84,8 +90,10 @@ export function postgresSettings(databaseUrl: string, poolSize: number): Postgre
   url.searchParams.delete('schema');
   url.searchParams.delete('options');
   preemptSslModeWarning(url.searchParams);
+  const connectionString = (host: string) => Object.assign(new URL(url), { host }).toString();
   return {
     schema,
+    hosts: hosts.map((h) => ({ name: h.name, connectionString: connectionString(new URL(h.url).host) })),
     pool: {
       connectionString: url.toString(),
       ...(options && { options }),

@@ -49,10 +49,20 @@ const BUSY_CODES = new Set(['40001', '40P01', '55P03', '57014']);
 
 const codeOf = (err: unknown): unknown => (err instanceof Error ? (err as { code?: unknown }).code : undefined);
 
+/**
+ * "cannot execute … in a read-only transaction": the host is a standby, or a primary that became
+ * one. A failover is under way, or was; another host may take the write.
+ */
+const READ_ONLY = '25006';
+
+/** The server is shutting down, crashing, or starting up (a standby being promoted, a restart). */
+const GOING_AWAY = new Set(['57P01', '57P02', '57P03']);
+
 export function isUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') {
+    if (code === READ_ONLY) return true;
     if (NETWORK_CODES.has(code)) return true;
     if (/^[0-9A-Z]{5}$/.test(code)) return TRANSIENT_CLASSES.has(code.slice(0, 2)) || BUSY_CODES.has(code);
   }
@@ -60,6 +70,19 @@ export function isUnavailable(err: unknown): boolean {
   // A failed connection attempt may report several addresses' errors together.
   if (err instanceof AggregateError) return err.errors.some(isUnavailable);
   return err.cause !== undefined && isUnavailable(err.cause);
+}
+
+/**
+ * An outage of the host itself rather than of the database's capacity: it cannot be reached, went
+ * away, or takes no writes. With several hosts, another may be the primary now (primary.ts); a busy
+ * database (a time-out, a deadlock, too many clients) is still the primary.
+ */
+export function isHostFailure(err: unknown): boolean {
+  const e = err instanceof StoreUnavailableError ? err.cause : err;
+  if (!isUnavailable(e)) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return code === READ_ONLY || code.startsWith('08') || GOING_AWAY.has(code);
 }
 
 /** What a store method rejects with: StoreUnavailableError for outages, the error itself for bugs. */

@@ -1,4 +1,4 @@
-import { Pool, type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { tracing } from '../../tracing/tracing.js';
 import {
@@ -12,6 +12,7 @@ import {
 } from './connection.js';
 import { storeError } from './errors.js';
 import { inline } from './inline.js';
+import { Primary } from './primary.js';
 import type { Run, Statements } from './rows.js';
 
 /** Milliseconds to `deadline`, at least 1 (0 would turn PostgreSQL's statement time-out off). */
@@ -63,9 +64,9 @@ const resultsOf = (answer: QueryResult | QueryResult[]) => (Array.isArray(answer
  * which the settings last for: one round trip, and nothing left in the session. No prepared
  * statement either, named or not: each is parsed and planned where it runs (docs/performance.md).
  */
-function sendAlone(pool: Pool, prelude: string): Send {
+function sendAlone(primary: Primary, prelude: string): Send {
   return async <R extends QueryResultRow>(query: QueryConfig) => {
-    const answer = (await pool.query(prelude + inline(query))) as unknown as QueryResult<R> | QueryResult<R>[];
+    const answer = (await primary.query({ text: prelude + inline(query) })) as unknown as QueryResult<R> | QueryResult<R>[];
     return resultsOf(answer).at(-1) as QueryResult<R>;
   };
 }
@@ -86,7 +87,8 @@ function traced<T>(transaction: Promise<T>): Promise<T> {
 
 /** The store's pool of connections, and the ways each kind of record runs its statements on it. */
 export class PostgresPool {
-  private readonly pool: Pool;
+  /** The pool of the primary's connections: with several hosts, it follows a failover. */
+  readonly primary: Primary;
   private readonly schema: string | undefined;
   /** One statement on a pooled connection, within a request's budget. */
   readonly run: Run;
@@ -94,29 +96,24 @@ export class PostgresPool {
   readonly lookUp: Run;
 
   constructor(settings: PostgresSettings) {
-    this.pool = new Pool(settings.pool);
+    this.primary = new Primary(settings);
     this.schema = settings.schema;
     const alone = sendAlone(
-      this.pool,
+      this.primary,
       `${localSettings(this.schema, { statementTimeoutMs: STATEMENT_TIMEOUT_MS }).join(';\n')};\n`,
     );
     this.run = runOn(alone, OPERATION_BUDGET_MS);
     this.lookUp = runOn(alone, TOKEN_LOOKUP_BUDGET_MS);
-    // An idle connection that breaks (database restart, network cut) is dropped by the pool;
-    // without a listener the 'error' event would end the process.
-    this.pool.on('error', () => undefined);
-    // The same event on a checked-out connection between two statements of a transaction.
-    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   /** Operations waiting for a pooled connection. */
   get waiting(): number {
-    return this.pool.waitingCount;
+    return this.primary.waitingCount;
   }
 
   /** A connection of the caller's own, which it must release. */
   connect(): Promise<PoolClient> {
-    return this.pool.connect().catch((err: unknown) => Promise.reject(storeError(err)));
+    return this.primary.connect().catch((err: unknown) => Promise.reject(storeError(err)));
   }
 
   /** One connection for `work`; one that failed is closed (which rolls back), never reused. */
@@ -128,6 +125,7 @@ export class PostgresPool {
       return result;
     } catch (err) {
       client.release(true);
+      this.primary.failed(err);
       throw storeError(err);
     }
   }
@@ -208,7 +206,7 @@ export class PostgresPool {
     return traced(done).then((result) => (refused ? Promise.reject(refused.error) : (result as T)));
   }
 
-  async end(): Promise<void> {
-    if (!this.pool.ended) await this.pool.end();
+  end(): Promise<void> {
+    return this.primary.end();
   }
 }

@@ -2,7 +2,7 @@ import { StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
 import type { ChangeLog } from '../changes.js';
 import type { StoreKind } from '../schema-versions.js';
-import type { Store } from '../store.js';
+import type { Store, StoreHealth } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { postgresRestore, postgresSnapshot } from './backup.js';
@@ -68,10 +68,27 @@ export class PostgresStore implements Store {
     return this.pool.withClient((client) => runMigrations(client, this.schema, { mustExist: this.mustExist }));
   }
 
-  /** Reachable, and not a read-only standby (a failover left this instance pointing at one). */
-  async ping(): Promise<void> {
-    const [row] = await this.pool.run<{ standby: boolean }>({ text: 'SELECT pg_is_in_recovery() AS standby' });
-    if (row?.standby) throw new StoreUnavailableError(undefined, 'the database is a read-only standby; writes fail');
+  /**
+   * Reachable, and not a read-only standby (a failover left this instance pointing at one): names
+   * the primary. With several hosts, a standby's answer has the hosts asked which one is the primary.
+   */
+  async ping(): Promise<StoreHealth> {
+    const { primary } = this.pool;
+    const host = primary.host;
+    const asked = this.pool.run<{ standby: boolean }>({ text: 'SELECT pg_is_in_recovery() AS standby' });
+    const [row] = await asked.catch((err: unknown) => {
+      if (!primary.searching) throw err;
+      throw new StoreUnavailableError(err, `looking for the primary among ${primary.hosts.join(', ')}`);
+    });
+    if (row?.standby) {
+      primary.recheck();
+      throw new StoreUnavailableError(undefined, `the database (${host}) is a read-only standby; writes fail`);
+    }
+    return host ? { primary: host } : {};
+  }
+
+  watchPrimary(listener: (primary: string, previous: string | undefined) => void): void {
+    this.pool.primary.onChange(listener);
   }
 
   /** Operations waiting for a pooled connection or a batch: how far this instance has fallen behind. */

@@ -6,7 +6,7 @@ import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
 import type { ChangeLog } from '../changes.js';
 import type { PlantStore } from '../plants.js';
 import type { StoreKind } from '../schema-versions.js';
-import type { Store, StoreFiles } from '../store.js';
+import type { Store, StoreFiles, StoreHealth } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
@@ -141,7 +141,7 @@ export class SqliteStore implements Store {
   }
 
   /** Reachable, and with room on its disk for writes. */
-  async ping(): Promise<void> {
+  async ping(): Promise<StoreHealth> {
     await this.tokens.count();
     if (this.ready?.sync.failure) throw this.ready.sync.failure;
     // The storage failed the last commit (a quota or a file-size limit leaves statfs looking
@@ -162,6 +162,7 @@ export class SqliteStore implements Store {
         `the disk is full (${free} bytes free); writes fail until there is room`,
       );
     }
+    return {};
   }
 
   /**

@@ -66,7 +66,8 @@ const resultsOf = (answer: QueryResult | QueryResult[]) => (Array.isArray(answer
  */
 function sendAlone(primary: Primary, prelude: string): Send {
   return async <R extends QueryResultRow>(query: QueryConfig) => {
-    const answer = (await primary.query({ text: prelude + inline(query) })) as unknown as QueryResult<R> | QueryResult<R>[];
+    const answer = (await primary.query({ text: prelude + inline(query) })) as unknown as
+      QueryResult<R> | QueryResult<R>[];
     return resultsOf(answer).at(-1) as QueryResult<R>;
   };
 }

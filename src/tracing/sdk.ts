@@ -13,6 +13,26 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
   version: string;
 };
 
+/**
+ * How long a stop waits for the spans still buffered to reach the collector. One that answers
+ * takes milliseconds; the exporter would go on retrying one that does not for its whole
+ * OTEL_EXPORTER_OTLP_TIMEOUT (10 s, as long as SHUTDOWN_TIMEOUT_MS).
+ */
+const LAST_SPANS_MS = 3_000;
+
+/** `sending`, or a rejection once `ms` have passed without it settling. */
+async function sentWithin(sending: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the collector did not take them within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([sending, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The SDK's own complaints (a collector that cannot be reached) as warnings in the service's log. */
 function diagnostics(log: Logger): void {
   const to =
@@ -45,7 +65,12 @@ export function startTracing(log: Logger, options: Partial<NodeSDKConfiguration>
   sdk.start();
   const tracing = otelTracing(trace.getTracer('plant-store', version), async () => {
     useTracing(undefined);
-    await sdk.shutdown();
+    try {
+      await sentWithin(sdk.shutdown(), LAST_SPANS_MS);
+    } catch (err) {
+      // A collector gone at the stop costs its spans, not the stop: the server still stops cleanly.
+      log.warn({ err }, 'OpenTelemetry: the last spans could not be sent');
+    }
     // Unregistered, so that the process could start it again (the tests do, one app after another).
     for (const api of [trace, context, propagation, diag]) api.disable();
   });

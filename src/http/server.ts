@@ -93,10 +93,12 @@ const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 export async function serve(services: Services): Promise<void> {
   const server = await startServer(services);
   const { log } = services;
-  // The log is written asynchronously: what is under way is written, in order, before the exit.
+  // The log is written asynchronously: what is under way is written, in order, before the exit;
+  // a log reader that has stopped reading (without going away) gets a second.
   const exit = (code: number) => {
     process.exitCode = code;
     log.flush(() => process.exit(code));
+    setTimeout(() => process.exit(code), 1_000);
   };
   let stopping: NodeJS.Signals | undefined;
   const stop = (signal: NodeJS.Signals) => {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
 import { guardedLookup, nonPublicReason } from './address-guard.js';
 import { parseRetryAfter } from './retry-after.js';
 
@@ -80,7 +81,8 @@ export function send(
           status,
           error: null,
           retryAfterMs: retryAfter,
-          ...(keepBytes > 0 && { bodyStart: Buffer.concat(kept).toString('utf8') }),
+          // Whole characters: a StringDecoder holds back a character the last byte kept cuts in two.
+          ...(keepBytes > 0 && { bodyStart: new StringDecoder('utf8').write(Buffer.concat(kept)) }),
         });
       res.on('end', finish);
       res.on('close', finish);

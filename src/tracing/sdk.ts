@@ -33,12 +33,29 @@ async function sentWithin(sending: Promise<void>, ms: number): Promise<void> {
   }
 }
 
+/**
+ * An error the SDK hands over as JSON text (the OTLP exporter's failures: `{"message", "code",
+ * "stack", …}`), as an Error, so the log line's `err` has its message and code as any other has.
+ */
+function errorIn(text: string): Error | undefined {
+  if (!text.startsWith('{')) return undefined;
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    return typeof parsed.message === 'string' ? Object.assign(new Error(parsed.message), parsed) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The SDK's own complaints (a collector that cannot be reached) as warnings in the service's log. */
-function diagnostics(log: Logger): void {
+export function diagnostics(log: Logger): void {
   const to =
     (level: 'warn' | 'debug'): DiagLogFunction =>
-    (message, ...args) =>
-      log[level]({ otel: args.length ? args.map(String) : undefined }, `OpenTelemetry: ${message}`);
+    (message, ...args) => {
+      const err = errorIn(message);
+      if (err) log[level]({ err }, `OpenTelemetry: ${err.message}`);
+      else log[level]({ otel: args.length ? args.map(String) : undefined }, `OpenTelemetry: ${message}`);
+    };
   const warn = to('warn');
   const debug = to('debug');
   diag.setLogger({ error: warn, warn, info: debug, debug, verbose: debug }, { logLevel: DiagLogLevel.WARN });

@@ -37,7 +37,7 @@ export async function runProgram(argv: string[], io: CliIo): Promise<number> {
     // Usage errors, --help and --version: commander has written what it had to say.
     if (err instanceof CommanderError) return err.exitCode;
     const line = failureLine(err);
-    if (line) io.stderr.write(`plant-store: ${line}\n`);
+    if (line) io.stderr.write(`plant-store: ${oneLine(line)}\n`);
     return err instanceof CliExit ? err.code : 1;
   }
 }
@@ -54,10 +54,12 @@ function buildProgram(io: CliIo): Command {
       // suggestion) in the one style of every failure: one line, `plant-store: …`.
       outputError: (s, write) =>
         write(
-          `plant-store: ${s
-            .replace(/^error: /, '')
-            .trim()
-            .replace(/\s*\n\s*/g, ' ')}\n`,
+          `plant-store: ${oneLine(
+            s
+              .replace(/^error: /, '')
+              .trim()
+              .replace(/\s*\n\s*/g, ' '),
+          )}\n`,
         ),
     })
     .configureHelp({
@@ -97,6 +99,19 @@ function buildProgram(io: CliIo): Command {
   webhookCommands(program, io);
   wholeStoreCommands(program, io);
   return program;
+}
+
+/**
+ * Characters that would break a failure's one line, or act on the terminal rather than show:
+ * controls (a newline, an escape sequence), line and paragraph separators, direction overrides.
+ */
+const UNSHOWABLE = /[\p{Cc}\p{Zl}\p{Zp}\u202a-\u202e\u2066-\u2069]/gu;
+
+const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A failure as one line: what it quotes back (an argument, a driver's message) shown as escapes. */
+function oneLine(text: string): string {
+  return text.replace(UNSHOWABLE, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function failureLine(err: unknown): string {

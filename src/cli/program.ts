@@ -9,6 +9,7 @@ import { backupCommands } from './backup-commands.js';
 import { keepHeapSmall } from './heap.js';
 import { CliExit, type CliIo } from './io.js';
 import { migrateCommand } from './migrate-command.js';
+import { oneLine } from './output.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
 import { wholeStoreCommands } from './whole-store-commands.js';
@@ -99,19 +100,6 @@ function buildProgram(io: CliIo): Command {
   webhookCommands(program, io);
   wholeStoreCommands(program, io);
   return program;
-}
-
-/**
- * Characters that would break a failure's one line, or act on the terminal rather than show:
- * controls (a newline, an escape sequence), line and paragraph separators, direction overrides.
- */
-const UNSHOWABLE = /[\p{Cc}\p{Zl}\p{Zp}\u202a-\u202e\u2066-\u2069]/gu;
-
-const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-/** A failure as one line: what it quotes back (an argument, a driver's message) shown as escapes. */
-function oneLine(text: string): string {
-  return text.replace(UNSHOWABLE, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function failureLine(err: unknown): string {

@@ -15,6 +15,8 @@ export interface SendResult {
   retryAfterMs: number | null;
   /** The answer's first `keepBytes` bytes, as text, when they were asked for and an answer came. */
   bodyStart?: string;
+  /** Whether the answer's body went on past them. */
+  bodyCut?: boolean;
 }
 
 export interface SendOptions {
@@ -82,7 +84,10 @@ export function send(
           error: null,
           retryAfterMs: retryAfter,
           // Whole characters: a StringDecoder holds back a character the last byte kept cuts in two.
-          ...(keepBytes > 0 && { bodyStart: new StringDecoder('utf8').write(Buffer.concat(kept)) }),
+          ...(keepBytes > 0 && {
+            bodyStart: new StringDecoder('utf8').write(Buffer.concat(kept)),
+            bodyCut: read > keepBytes,
+          }),
         });
       res.on('end', finish);
       res.on('close', finish);

@@ -6,7 +6,7 @@
 //   use-cases/ auth/ events/ feed/ metrics/   what the service does
 //   store/                       where it keeps things, by kind of record, in SQLite and PostgreSQL
 //   tracing/                     the seam to OpenTelemetry, loaded only when traces are on
-//   config/ openapi/ log.ts      settings, the contract, logging
+//   config/ openapi/ log*.ts     settings, the contract, logging (log.ts and its output)
 //   domain/ json/                records, rules and errors; the exact JSON reader and writer
 //
 // See docs/architecture.md.
@@ -33,10 +33,10 @@ module.exports = {
       severity: 'error',
       comment:
         'config/, openapi/ and log.ts build on domain/ and json/ only (openapi/ also on the types of the document: below).',
-      from: { path: layer('config/', 'openapi/', 'log\\.ts') },
+      from: { path: layer('config/', 'openapi/', 'log(-output)?\\.ts') },
       to: {
         path: '^src/',
-        pathNot: layer('domain/', 'json/', 'config/', 'openapi/', 'log\\.ts', 'client/schema\\.ts$'),
+        pathNot: layer('domain/', 'json/', 'config/', 'openapi/', 'log(-output)?\\.ts', 'client/schema\\.ts$'),
       },
     },
     {
@@ -64,7 +64,7 @@ module.exports = {
       comment:
         'tracing/ builds on domain/, json/, config/ and log.ts only: the stores, use-cases and events ask it, it asks none of them.',
       from: { path: '^src/tracing/' },
-      to: { path: '^src/', pathNot: layer('domain/', 'json/', 'config/', 'log\\.ts', 'tracing/') },
+      to: { path: '^src/', pathNot: layer('domain/', 'json/', 'config/', 'log(-output)?\\.ts', 'tracing/') },
     },
     {
       name: 'stores-below-the-use-cases',

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { stdoutOutput } from './log-output.js';
 
 const REDACTED = '[redacted]';
 /** Query parameters whose value is a credential, whatever it looks like (compared decoded, lower case). */
@@ -125,7 +126,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization'], censor: '[redacted]' },
     },
     // Lines written while a write is under way go out together, instead of one blocking write
-    // per request on the event loop. pino flushes what is left when the process exits.
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    // per request on the event loop; what is left goes out when the process exits.
+    destination ?? stdoutOutput(),
   );
 }

@@ -5,6 +5,19 @@ export function fail(message: string, code = 1): never {
   throw new CliExit(code, message);
 }
 
+/**
+ * Characters that would break a failure's one line, or act on the terminal rather than show:
+ * controls (a newline, an escape sequence), line and paragraph separators, direction overrides.
+ */
+const UNSHOWABLE = /[\p{Cc}\p{Zl}\p{Zp}\u202a-\u202e\u2066-\u2069]/gu;
+
+const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A failure as one line: what it quotes back (an argument, a driver's message) shown as escapes. */
+export function oneLine(text: string): string {
+  return text.replace(UNSHOWABLE, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** A `--json` listing: one JSON document (an array), as gh, kubectl and npm print, on one line. */
 export function printJson(io: CliIo, items: unknown[]): void {
   io.stdout.write(`${JSON.stringify(items)}\n`);

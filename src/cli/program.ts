@@ -9,6 +9,7 @@ import { backupCommands } from './backup-commands.js';
 import { keepHeapSmall } from './heap.js';
 import { CliExit, type CliIo } from './io.js';
 import { migrateCommand } from './migrate-command.js';
+import { oneLine } from './output.js';
 import { tokenCommands } from './token-commands.js';
 import { webhookCommands } from './webhook-commands.js';
 import { wholeStoreCommands } from './whole-store-commands.js';
@@ -37,7 +38,7 @@ export async function runProgram(argv: string[], io: CliIo): Promise<number> {
     // Usage errors, --help and --version: commander has written what it had to say.
     if (err instanceof CommanderError) return err.exitCode;
     const line = failureLine(err);
-    if (line) io.stderr.write(`plant-store: ${line}\n`);
+    if (line) io.stderr.write(`plant-store: ${oneLine(line)}\n`);
     return err instanceof CliExit ? err.code : 1;
   }
 }
@@ -54,10 +55,12 @@ function buildProgram(io: CliIo): Command {
       // suggestion) in the one style of every failure: one line, `plant-store: …`.
       outputError: (s, write) =>
         write(
-          `plant-store: ${s
-            .replace(/^error: /, '')
-            .trim()
-            .replace(/\s*\n\s*/g, ' ')}\n`,
+          `plant-store: ${oneLine(
+            s
+              .replace(/^error: /, '')
+              .trim()
+              .replace(/\s*\n\s*/g, ' '),
+          )}\n`,
         ),
     })
     .configureHelp({

@@ -2,16 +2,18 @@ import type { Command } from 'commander';
 import { deliveryId } from '../domain/delivery-id.js';
 import { ENDPOINT_ID } from '../domain/webhook-rules.js';
 import { redeliverWebhook } from '../use-cases/redeliver-webhook.js';
-import { ANSWER_BYTES, testWebhook, type TestAnswer } from '../use-cases/test-webhook.js';
+import { testWebhook, type TestAnswer } from '../use-cases/test-webhook.js';
 import type { CliIo } from './io.js';
-import { fail } from './output.js';
+import { fail, oneLine } from './output.js';
 import { withServices } from './with-services.js';
 
-/** The answer's first bytes as a JSON string: a subscriber's bytes never reach the terminal raw. */
+/**
+ * The answer's first bytes as a JSON string, whose escapes oneLine completes (C1 controls,
+ * separators, direction overrides): a subscriber's bytes are shown, never obeyed by the terminal.
+ */
 function bodyLine(a: TestAnswer): string | undefined {
   if (!a.bodyStart) return undefined;
-  const more = Buffer.byteLength(a.bodyStart) >= ANSWER_BYTES ? ' …' : '';
-  return `body: ${JSON.stringify(a.bodyStart)}${more}`;
+  return `body: ${oneLine(JSON.stringify(a.bodyStart))}${a.bodyCut ? ' …' : ''}`;
 }
 
 /** `webhook test` and `webhook redeliver`: what an operator steers deliveries with. */

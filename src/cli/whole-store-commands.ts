@@ -6,8 +6,11 @@ import {
   fsyncSync,
   openSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
+  statSync,
+  type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
@@ -41,6 +44,30 @@ async function pipeTo(chunks: AsyncIterable<string>, out: NodeJS.WritableStream)
     out.off('error', onError);
   }
   if (failed) throw failed;
+}
+
+const notAFile = (s: Stats) =>
+  s.isDirectory() ? 'a directory' : s.isFIFO() ? 'a named pipe' : s.isSocket() ? 'a socket' : 'a device';
+
+/**
+ * The file `--output` names, checked before the store is read: the backup is renamed over it, so
+ * it must be a file or nothing yet (a device such as /dev/full, or a named pipe, would be replaced
+ * by a regular file). Through a link, the file it points to, so the link keeps pointing at the
+ * backup.
+ */
+function outputFile(name: string): string {
+  if (name === '') fail('backup: --output needs a file name');
+  let stats: Stats;
+  try {
+    stats = statSync(name);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return name;
+    throw err;
+  }
+  if (!stats.isFile()) {
+    fail(`backup: --output ${name} is ${notAFile(stats)}, not a file; name a file, or write to stdout (backup > FILE)`);
+  }
+  return realpathSync(name);
 }
 
 /**
@@ -88,6 +115,7 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
         fail('backup: stdout is a terminal; redirect it to a file (backup > store.backup) or use --output FILE');
       }
       if (opts.output === undefined) outputIsTheProduct(io.stdout, 'the backup');
+      const output = opts.output === undefined ? undefined : outputFile(opts.output);
       const counts = await withServices(io, async ({ store }) => {
         const lines = backupStore(store, version);
         let result: Awaited<ReturnType<typeof lines.next>> | undefined;
@@ -97,7 +125,7 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
             for (result = await lines.next(); !result.done; result = await lines.next()) yield result.value;
           },
         };
-        if (opts.output !== undefined) await backupToFile(opts.output, chunks);
+        if (output !== undefined) await backupToFile(output, chunks);
         else await pipeTo(chunks, io.stdout);
         return result?.done ? result.value : undefined;
       }).catch((err: unknown) => {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
 import { guardedLookup, nonPublicReason } from './address-guard.js';
 import { parseRetryAfter } from './retry-after.js';
 
@@ -14,6 +15,8 @@ export interface SendResult {
   retryAfterMs: number | null;
   /** The answer's first `keepBytes` bytes, as text, when they were asked for and an answer came. */
   bodyStart?: string;
+  /** Whether the answer's body went on past them. */
+  bodyCut?: boolean;
 }
 
 export interface SendOptions {
@@ -80,7 +83,11 @@ export function send(
           status,
           error: null,
           retryAfterMs: retryAfter,
-          ...(keepBytes > 0 && { bodyStart: Buffer.concat(kept).toString('utf8') }),
+          // Whole characters: a StringDecoder holds back a character the last byte kept cuts in two.
+          ...(keepBytes > 0 && {
+            bodyStart: new StringDecoder('utf8').write(Buffer.concat(kept)),
+            bodyCut: read > keepBytes,
+          }),
         });
       res.on('end', finish);
       res.on('close', finish);

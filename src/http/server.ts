@@ -29,8 +29,6 @@ export async function startServer(services: Services): Promise<RunningServer> {
   if (config.bootstrapToken !== undefined) await ensureToken(services);
 
   const app = await buildApp(services);
-  let listening = false;
-  app.addHook('onClose', () => (listening ? services.close() : discardIfNew(services.store)));
   let address: string;
   try {
     address = await app.listen({
@@ -40,16 +38,23 @@ export async function startServer(services: Services): Promise<RunningServer> {
     });
   } catch (err) {
     await app.close().catch(() => undefined);
+    await discardIfNew(services.store).catch(() => undefined);
     throw err;
   }
-  listening = true;
   const url = address.replace('://0.0.0.0:', '://127.0.0.1:');
   if (config.bootstrapToken === undefined) await ensureToken(services, (app.server.address() as AddressInfo).port);
   if (config.jwtJwksUrl || config.jwtJwksFile) {
     log.info({ issuer: config.jwtIssuer, audience: config.jwtAudience }, 'JWT mode on');
   }
   log.info({ url, store: config.databaseUrl.split(':')[0] }, 'plant-store listening');
-  return { app, url, close: () => app.close() };
+  // The store closes once the app has: its onClose hooks (Fastify runs the last added first, so
+  // one added here would run before the plugins') stop the dispatcher, which records the
+  // attempts it cut short, and the change log's hub, which reads the store until then.
+  const close = async () => {
+    await app.close();
+    await services.close();
+  };
+  return { app, url, close };
 }
 
 /** PLANT_STORE_TOKEN registered, or (at `port`) the first token generated and shown, when the store has none. */
@@ -92,10 +97,12 @@ const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 export async function serve(services: Services): Promise<void> {
   const server = await startServer(services);
   const { log } = services;
-  // The log is written asynchronously: what is under way is written, in order, before the exit.
+  // The log is written asynchronously: what is under way is written, in order, before the exit;
+  // a log reader that has stopped reading (without going away) gets a second.
   const exit = (code: number) => {
     process.exitCode = code;
     log.flush(() => process.exit(code));
+    setTimeout(() => process.exit(code), 1_000);
   };
   let stopping: NodeJS.Signals | undefined;
   const stop = (signal: NodeJS.Signals) => {

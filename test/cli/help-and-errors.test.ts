@@ -53,6 +53,13 @@ describe('usage errors', () => {
     ],
     ['an unknown option', ['token', 'list', '--bogus'], /^plant-store: unknown option '--bogus'\n$/],
     ['an argument too many', ['export', 'extra'], /^plant-store: too many arguments for 'export'[^\n]*\n$/],
+    [
+      // The argument is quoted back as its characters' escapes: a newline cannot split the line,
+      // nor a terminal's escape sequence colour or move it.
+      'an argument with a newline and an escape sequence in it',
+      ['webhook', 'test', 'ep_1\n\u001b[2Jep_2\u2028'],
+      /^plant-store: "ep_1\\n\\u001b\[2Jep_2\\u2028" is not an endpoint id [^\n]*\n$/,
+    ],
   ] as const) {
     it(`${what} is one line in the style of every failure`, async () => {
       const r = await cli([...args]);

@@ -2,6 +2,7 @@
 // flight, close the store, log "stopped" and exit 0. A signal while draining changes nothing.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { heldPost } from '../support/held-request.js';
 import { startServer, type ServerProcess } from '../support/server.js';
@@ -67,5 +68,18 @@ describe('stopping the server', () => {
     assert.deepEqual(end, { code: 0, signal: null });
     assert.equal(log.filter((l) => /^already shutting down \(SIGINT\)/.test(l.msg ?? '')).length, 2);
     assert.equal(log.at(-1)?.msg, 'stopped');
+  });
+
+  it('stops as well when its log has nowhere to go (the terminal closed, a log reader gone)', async () => {
+    // The terminal that ran `npm start` closing sends SIGHUP, and takes the log's output with it:
+    // the last lines fail (EIO on a terminal, EPIPE on a pipe). They are lost; the stop is not.
+    const s = await startServer();
+    servers.push(s);
+    const exited = once(s.proc, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    s.proc.stdout!.destroy();
+    await sleep(100);
+    s.proc.kill('SIGHUP');
+    const end = await Promise.race([exited, sleep(8_000, 'still running 8 s after SIGHUP' as const)]);
+    assert.deepEqual(end, [0, null]);
   });
 });

@@ -62,6 +62,9 @@ describe("an endpoint's last failure, in a few words", () => {
   it("keeps the first bytes of an answer's body when asked", async () => {
     const long = await attempt(() => ({ status: 200, body: `${'é'.repeat(200)}` }));
     assert.equal(Buffer.byteLength(long.bodyStart!), 256);
+    // Whole characters: a character the 256th byte cuts in two is left out, not shown as U+FFFD.
+    const cut = await attempt(() => ({ status: 200, body: `a${'é'.repeat(200)}` }));
+    assert.equal(cut.bodyStart, `a${'é'.repeat(127)}`);
     assert.equal((await attempt(() => ({ status: 200 }))).bodyStart, '');
     const quiet = await send(receivers[0]!.url, {}, '{}', { timeoutMs: 300, allowPrivate: true });
     assert.equal(quiet.bodyStart, undefined);

@@ -167,6 +167,11 @@ for (const kind of stores) {
       assert.equal(refused.status, 1);
       assert.match(refused.stdout, /^HTTP 500 in \d+ ms\nbody: "nope"$/m);
       assert.equal(refused.stderr, 'plant-store: the endpoint answered HTTP 500, not 2xx\n');
+      // A body is shown, not obeyed: controls and direction overrides as escapes; its first 256
+      // bytes in whole characters (a 2-byte character cut by the 256th is left out), then "…".
+      hook.respond = () => ({ status: 200, body: `\u202e\u009b${'é'.repeat(200)}` });
+      const shown = await cli(['webhook', 'test', a.id], env);
+      assert.equal(shown.stdout.split('\n')[2], `body: "\\u202e\\u009b${'é'.repeat(125)}" …`);
       // The same address guard as deliveries.
       const guarded = await cli(['webhook', 'test', a.id], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' });
       assert.equal(guarded.status, 1);
@@ -174,7 +179,7 @@ for (const kind of stores) {
         guarded.stderr,
         /^plant-store: the endpoint did not answer: EPRIVATEADDRESS: 127\.0\.0\.1 is not a public address/,
       );
-      assert.equal(hook.requests.length, 2, 'nothing reached the subscriber');
+      assert.equal(hook.requests.length, 3, 'nothing reached the subscriber');
       const unknown = await cli(['webhook', 'test', 'ep_AAAAAAAAAAAAAAAA'], env);
       assert.deepEqual(
         [unknown.status, unknown.stderr],

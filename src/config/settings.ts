@@ -48,6 +48,19 @@ export const SETTINGS = {
     default: 10,
     parse: p.integer(1, 1000),
   }),
+  databaseReadUrl: optional({
+    env: 'DATABASE_READ_URL',
+    doc: 'PostgreSQL standbys that serve `GET /plants`, `GET /plants/{id}` and pages of the change feed: `postgres://user@host1:port1,host2:port2/database[?schema=name]` ([read replicas](#read-replicas))',
+    shown: 'none: the primary serves every read',
+    parse: p.databaseReadUrl,
+  }),
+  databaseReadMaxLagMs: given({
+    env: 'DATABASE_READ_MAX_LAG',
+    doc: 'a standby further behind the primary than this (`2s`, `1m`) serves no read until it catches up',
+    default: 5_000,
+    shown: '`5s`',
+    parse: p.duration,
+  }),
   sqliteCheckpointPages: given({
     env: 'SQLITE_CHECKPOINT_PAGES',
     doc: 'SQLite: WAL pages that pile up before a commit copies them into the database file ([trade-off](docs/performance.md#checkpoints))',

@@ -180,7 +180,7 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
     assert.ok((await readMetrics(b)).standby > served);
   });
 
-  it('a standby that cannot be reached is left out: reads keep answering, and it is taken back', async () => {
+  it('a standby that stops is left out: reads keep answering, and it is taken back once it answers', async () => {
     const [a, b] = await instances('5s');
     await caughtUp(b, await create(a, nextId++, 'before the stop'));
     const paths = ['/plants?limit=5', `/plants/${nextId - 1}`, '/plants/changes?limit=5'];
@@ -194,10 +194,12 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
         }
       }
     };
+    // Readers enough that reads are in flight on the standby when it goes: those are made again
+    // on the primary, the later ones go there from the start.
     let stopped = false;
-    const reading = load(() => !stopped);
+    const reading = Promise.all(Array.from({ length: 6 }, () => load(() => !stopped)));
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await standby.stop('fast');
+    await standby.stop('immediate');
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     stopped = true;
     await reading;

@@ -50,7 +50,7 @@ export const SETTINGS = {
   }),
   databaseReadUrl: optional({
     env: 'DATABASE_READ_URL',
-    doc: 'PostgreSQL standbys that serve `GET /plants`, `GET /plants/{id}` and pages of the change feed: `postgres://user@host1:port1,host2:port2/database[?schema=name]` ([read replicas](#read-replicas))',
+    doc: 'standbys that serve the reads: `postgres://user@host1:port1,host2:port2/database` ([read replicas](#read-replicas))',
     shown: 'none: the primary serves every read',
     parse: p.databaseReadUrl,
   }),

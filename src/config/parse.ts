@@ -1,7 +1,6 @@
 // The parsers of the settings table: each takes the text of one setting and returns its typed
 // value, or throws the one line that names the setting and says what it must be.
 import { isWellFormedToken, parseDuration } from '../domain/token.js';
-import { hostUrls } from './host-list.js';
 
 /** A configuration value that stops the process; its message is the one line the operator sees. */
 export class ConfigError extends Error {
@@ -81,41 +80,6 @@ export function schemaNameProblem(name: string): string | undefined {
  */
 export const redactPassword = (url: string) =>
   url.replace(/\/\/.*@/, '//***@').replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***');
-
-function databaseUrlProblem(url: string): string | undefined {
-  if (url === 'sqlite::memory:') return 'sqlite::memory: is not durable; give a file path';
-  if (/^sqlite:.+/.test(url)) return undefined;
-  if (!/^postgres(ql)?:\/\//.test(url)) return 'must be sqlite:<path> or postgres://user@host:port/database';
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'is not a valid postgres:// URL';
-  }
-  const schema = parsed.searchParams.get('schema');
-  return schema === null ? undefined : schemaNameProblem(schema);
-}
-
-export const databaseUrl: Parse<string> = (url, name) => {
-  const problem = databaseUrlProblem(url);
-  if (problem === undefined) return url;
-  throw new ConfigError(`${name} ${problem} (got "${redactPassword(url)}")`);
-};
-
-/**
- * The standbys that serve reads: a postgres:// URL naming one or several hosts, as libpq's
- * connection strings do (`postgres://user@db2:5432,db3:5432/plants`); each host must parse as a
- * URL of its own, with a schema= the store may use.
- */
-export const databaseReadUrl: Parse<string> = (url, name) => {
-  const urls = /^postgres(ql)?:\/\//.test(url) ? hostUrls(url) : undefined;
-  const problem =
-    urls === undefined
-      ? 'must be postgres://user@host1:port1,host2:port2/database (one host or several, comma-separated)'
-      : urls.map(databaseUrlProblem).find((p) => p !== undefined);
-  if (problem === undefined) return url;
-  throw new ConfigError(`${name} ${problem} (got "${redactPassword(url)}")`);
-};
 
 export const bootstrapToken: Parse<string> = (v, name) => {
   if (v.length >= 20 && isWellFormedToken(v)) return v;

@@ -2,6 +2,7 @@
 // one, how its text is read (with its range), its default and a one-line doc. The Config type,
 // the reading of the environment and of flags, `serve --help` and the README's settings table
 // are all derived from this table.
+import { databaseUrl } from './database-url.js';
 import * as p from './parse.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -38,9 +39,9 @@ export const SETTINGS = {
   }),
   databaseUrl: given({
     env: 'DATABASE_URL',
-    doc: '`sqlite:<path>`, or `postgres://user[:password]@host[:port]/database[?schema=name]` (also `postgresql://`; libpq parameters such as `sslmode` work)',
+    doc: '`sqlite:<path>`, or `postgres://user[:password]@host[:port][,…]/database[?schema=name]` (also `postgresql://`; libpq parameters; [failover](#failover))',
     default: 'sqlite:./data/plant-store.db',
-    parse: p.databaseUrl,
+    parse: databaseUrl,
   }),
   databasePoolSize: given({
     env: 'DATABASE_POOL_SIZE',

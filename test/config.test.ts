@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ConfigError, jwtConfig, loadConfig, loadSettings, STORE_SETTINGS } from '../src/config/config.js';
 import { settingsMarkdown } from '../src/config/docs.js';
-import { hostOf, hostUrls } from '../src/config/host-list.js';
+import { parseHosts } from '../src/config/database-url.js';
 import { SETTINGS } from '../src/config/settings.js';
 
 const loadStoreConfig = (env: Record<string, string>) => loadSettings(env, STORE_SETTINGS);
@@ -85,12 +85,11 @@ describe('loadConfig', () => {
     assert.equal(c.databaseReadMaxLagMs, 2_000);
     assert.equal(loadConfig({}).databaseReadMaxLagMs, 5_000);
     assert.equal(loadConfig({}).databaseReadUrl, undefined);
-    assert.deepEqual(hostUrls(read), [
-      'postgres://u:p@db2:5433/plants?schema=tenant_1&sslmode=disable',
-      'postgres://u:p@[::1]:5434/plants?schema=tenant_1&sslmode=disable',
-      'postgres://u:p@db4/plants?schema=tenant_1&sslmode=disable',
+    assert.deepEqual(parseHosts(read, 'DATABASE_READ_URL'), [
+      { name: 'db2:5433', url: 'postgres://u:p@db2:5433/plants?schema=tenant_1&sslmode=disable' },
+      { name: '[::1]:5434', url: 'postgres://u:p@[::1]:5434/plants?schema=tenant_1&sslmode=disable' },
+      { name: 'db4', url: 'postgres://u:p@db4/plants?schema=tenant_1&sslmode=disable' },
     ]);
-    assert.deepEqual(hostUrls(read)!.map(hostOf), ['db2:5433', '[::1]:5434', 'db4:5432']);
     // Without schema=, the standbys are read on DATABASE_URL's.
     assert.equal(
       loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants' }).databaseReadUrl,
@@ -99,10 +98,13 @@ describe('loadConfig', () => {
     for (const [env, why] of [
       [{ DATABASE_READ_URL: 'postgres://u@db2/plants' }, /needs a postgres:\/\/ DATABASE_URL/],
       [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants?schema=other' }, /schema=other differs/],
-      [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2,,db3/plants' }, /one host or several/],
+      [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2,,db3/plants' }, /host list/],
       [{ DATABASE_URL: primary, DATABASE_READ_URL: 'sqlite:x.db' }, /one host or several/],
       [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants?schema=pg_x' }, /PostgreSQL's/],
-      [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u:secret@db2:99999/plants' }, /one host or several/],
+      [
+        { DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u:secret@db2:99999,db3/plants' },
+        /a port from 1 to 65535/,
+      ],
       [{ DATABASE_READ_MAX_LAG: '500ms' }, /DATABASE_READ_MAX_LAG must look like/],
     ] as const) {
       assert.throws(

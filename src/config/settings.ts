@@ -2,6 +2,7 @@
 // one, how its text is read (with its range), its default and a one-line doc. The Config type,
 // the reading of the environment and of flags, `serve --help` and the README's settings table
 // are all derived from this table.
+import { databaseReadUrl } from './database-read-url.js';
 import { databaseUrl } from './database-url.js';
 import * as p from './parse.js';
 
@@ -53,7 +54,7 @@ export const SETTINGS = {
     env: 'DATABASE_READ_URL',
     doc: 'standbys that serve the reads: `postgres://user@host1:port1,host2:port2/database` ([read replicas](#read-replicas))',
     shown: 'none: the primary serves every read',
-    parse: p.databaseReadUrl,
+    parse: databaseReadUrl,
   }),
   databaseReadMaxLagMs: given({
     env: 'DATABASE_READ_MAX_LAG',

@@ -6,12 +6,12 @@ import type { ReadHost, Store, StoreReads } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { postgresRestore, postgresSnapshot } from './backup.js';
-import { hostOf, hostUrls } from '../../config/host-list.js';
 import { postgresChanges } from './changes.js';
 import { postgresSettings } from './connection.js';
 import { runMigrations } from './migrations.js';
 import { plantsInBackup, PostgresPlants } from './plants.js';
 import { PostgresPool } from './pool.js';
+import { parseHosts } from './hosts.js';
 import { Standbys } from './replicas.js';
 import type { Run } from './rows.js';
 import { postgresTokens, tokensInBackup } from './tokens.js';
@@ -80,16 +80,19 @@ export class PostgresStore implements Store {
     this.webhooks = postgresWebhooks(pool.run, (work) => pool.transaction(work));
     this.changes = postgresChanges(pool.run);
     this.primaryReads = { plants: this.plants.reads, changes: this.changes };
-    this.primaryHost = hostOf(databaseUrl);
+    // Where writes go: the host of DATABASE_URL, or its list when it names several (failover).
+    this.primaryHost = parseHosts(databaseUrl)
+      .map((h) => h.name)
+      .join(',');
     if (standbys) this.standbys = this.openStandbys(standbys, poolSize);
   }
 
   /** A pool per standby, on the primary's schema; their positions are looked at from now on. */
   private openStandbys({ url, maxLagMs }: StandbySettings, poolSize: number): Standbys {
-    const hosts = (hostUrls(url) ?? []).map((hostUrl) => {
+    const hosts = parseHosts(url, 'DATABASE_READ_URL').map(({ name, url: hostUrl }) => {
       const own = new URL(hostUrl);
       if (this.schema !== undefined && !own.searchParams.has('schema')) own.searchParams.set('schema', this.schema);
-      return { host: hostOf(hostUrl), settings: postgresSettings(own.toString(), poolSize) };
+      return { host: name, settings: postgresSettings(own.toString(), poolSize) };
     });
     const standbys = new Standbys(hosts, poolSize, maxLagMs, {
       reads: this.primaryReads,

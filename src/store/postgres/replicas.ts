@@ -81,8 +81,9 @@ class Standby {
           () => log.bounds(),
           () => p.changes.bounds(),
         ),
-        // Up to the position it was seen at: what it has replayed past that is not known to be
-        // complete yet. The reader goes on from there (the page says more follow).
+        // Up to the position it was seen at: `upTo` is the primary's, and past what it is known
+        // to have replayed, a page would say it had looked at changes the standby may lack. The
+        // reader goes on from there (the page says more follow).
         read: or(
           (after, upTo, limit, filter) => {
             const seen = this.position;

@@ -18,7 +18,9 @@ const run = promisify(execFile);
 /** Runs a PostgreSQL binary as `postgres` (when we are root; as ourselves otherwise). */
 async function asPostgres(command: string, args: string[]): Promise<string> {
   const [file, argv] =
-    process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', join(BIN, command), ...args]] : [join(BIN, command), args];
+    process.getuid?.() === 0
+      ? ['runuser', ['-u', 'postgres', '--', join(BIN, command), ...args]]
+      : [join(BIN, command), args];
   try {
     const { stdout } = await run(file, argv, { timeout: 120_000 });
     return stdout;
@@ -84,7 +86,11 @@ export class Cluster {
   }
 
   /** A streaming standby of `primary` on `port` (`pg_basebackup -R`), started and replaying. */
-  static async standby(primary: Cluster, port: number, settings: Record<string, string | number> = {}): Promise<Cluster> {
+  static async standby(
+    primary: Cluster,
+    port: number,
+    settings: Record<string, string | number> = {},
+  ): Promise<Cluster> {
     const cluster = new Cluster(port, ownFolder('plant-store-pg-'));
     const name = `standby_${port}`;
     await asPostgres('pg_basebackup', [

@@ -79,10 +79,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const jwt = jwtConfig(config);
   const verifyJwt = jwt && (await createJwtVerifier(jwt));
   const tracing = await startTracing(config, log);
-  const base = await createCommandServices(config, options).catch(async (err: unknown) => {
-    await tracing?.shutdown();
-    throw err;
-  });
+  // Standbys serve reads of a serving process only: a command reads the primary.
+  const standbys = config.databaseReadUrl && { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs };
+  const base = await createCommandServices(config, { ...options, ...(standbys && { standbys }) }).catch(
+    async (err: unknown) => {
+      await tracing?.shutdown();
+      throw err;
+    },
+  );
   const { store } = base;
   // The spans of the last requests and deliveries go out once the store has closed.
   const close = async () => {
@@ -102,7 +106,16 @@ export async function createServices(config: Config, options: ServiceOptions = {
       retentionMs: config.changesRetentionMs,
       onError: (err, what) => log.warn({ err }, what),
     });
-    return { ...base, close, log, metrics, verifiers, dispatcher, feed: { log: store.changes, hub }, tracing };
+    return {
+      ...base,
+      close,
+      log,
+      metrics,
+      verifiers,
+      dispatcher,
+      feed: { hub, reads: (atLeast) => store.reads(atLeast) },
+      tracing,
+    };
   } catch (err) {
     await discardIfNew(store);
     await tracing?.shutdown();

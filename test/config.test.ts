@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ConfigError, jwtConfig, loadConfig, loadSettings, STORE_SETTINGS } from '../src/config/config.js';
 import { settingsMarkdown } from '../src/config/docs.js';
+import { parseHosts } from '../src/config/database-url.js';
 import { SETTINGS } from '../src/config/settings.js';
 
 const loadStoreConfig = (env: Record<string, string>) => loadSettings(env, STORE_SETTINGS);
@@ -74,6 +75,48 @@ describe('loadConfig', () => {
       assert.equal(loadStoreConfig({ DATABASE_URL: url }).databaseUrl, url);
     }
     assert.equal(loadStoreConfig({ DATABASE_POOL_SIZE: '25' }).databasePoolSize, 25);
+  });
+
+  it('takes standbys for reads: one host or several, libpq style, a lag bound, on a PostgreSQL store', () => {
+    const primary = 'postgres://u@db1/plants?schema=tenant_1';
+    const read = 'postgres://u:p@db2:5433,[::1]:5434,db4/plants?schema=tenant_1&sslmode=disable';
+    const c = loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: read, DATABASE_READ_MAX_LAG: '2s' });
+    assert.equal(c.databaseReadUrl, read);
+    assert.equal(c.databaseReadMaxLagMs, 2_000);
+    assert.equal(loadConfig({}).databaseReadMaxLagMs, 5_000);
+    assert.equal(loadConfig({}).databaseReadUrl, undefined);
+    assert.deepEqual(parseHosts(read, 'DATABASE_READ_URL'), [
+      { name: 'db2:5433', url: 'postgres://u:p@db2:5433/plants?schema=tenant_1&sslmode=disable' },
+      { name: '[::1]:5434', url: 'postgres://u:p@[::1]:5434/plants?schema=tenant_1&sslmode=disable' },
+      { name: 'db4', url: 'postgres://u:p@db4/plants?schema=tenant_1&sslmode=disable' },
+    ]);
+    // Without schema=, the standbys are read on DATABASE_URL's.
+    assert.equal(
+      loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants' }).databaseReadUrl,
+      'postgres://u@db2/plants',
+    );
+    for (const [env, why] of [
+      [{ DATABASE_READ_URL: 'postgres://u@db2/plants' }, /needs a postgres:\/\/ DATABASE_URL/],
+      [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants?schema=other' }, /schema=other differs/],
+      [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2,,db3/plants' }, /host list/],
+      [{ DATABASE_URL: primary, DATABASE_READ_URL: 'sqlite:x.db' }, /one host or several/],
+      [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants?schema=pg_x' }, /PostgreSQL's/],
+      [
+        { DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u:secret@db2:99999,db3/plants' },
+        /a port from 1 to 65535/,
+      ],
+      [{ DATABASE_READ_MAX_LAG: '500ms' }, /DATABASE_READ_MAX_LAG must look like/],
+    ] as const) {
+      assert.throws(
+        () => loadConfig(env),
+        (err: unknown) =>
+          err instanceof ConfigError &&
+          /^DATABASE_READ_/.test(err.message) &&
+          why.test(err.message) &&
+          !/secret/.test(err.message),
+        JSON.stringify(env),
+      );
+    }
   });
 
   it("refuses PostgreSQL's own schemas and names that are not plain identifiers for ?schema=, in one line", () => {

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import autocannon from 'autocannon';
 import { cpuPerRequest, cpuSample, type CpuPerRequest } from './cpu.js';
 import type { Running } from './processes.js';
+import { median } from './report.js';
 
 export interface LoadResult {
   rps: number;
@@ -18,8 +19,8 @@ export interface LoadResult {
 export interface LoadSpec {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   headers?: Record<string, string>;
-  /** Called for every request: its path and body. */
-  next: () => { path: string; body?: string };
+  /** Called for every request: its path and body, and its headers when they are not `headers`. */
+  next: () => { path: string; body?: string; headers?: Record<string, string> };
   seconds: number;
   connections: number;
   /** Count PostgreSQL's CPU too (its loads); otherwise it is left out as another section's. */
@@ -69,6 +70,26 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
   } finally {
     clearInterval(sampler);
   }
+}
+
+/** One-second slices of a load as one result: rates averaged, latencies and CPU by median. */
+export function merged(r: LoadResult[]): LoadResult {
+  return {
+    rps: r.reduce((sum, x) => sum + x.rps, 0) / r.length,
+    p50: median(r.map((x) => x.p50)),
+    p99: median(r.map((x) => x.p99)),
+    errors: r.reduce((sum, x) => sum + x.errors, 0),
+    non2xx: r.reduce((sum, x) => sum + x.non2xx, 0),
+    peakRssMb: Math.max(...r.map((x) => x.peakRssMb)),
+    cpu: {
+      server: median(r.map((x) => x.cpu.server)),
+      loadGen: median(r.map((x) => x.cpu.loadGen)),
+      ...(r.every((x) => x.cpu.database !== undefined) && { database: median(r.map((x) => x.cpu.database!)) }),
+      others: median(r.map((x) => x.cpu.others)),
+      idle: median(r.map((x) => x.cpu.idle)),
+    },
+    ...(r.every((x) => x.loopP99 !== undefined) && { loopP99: Math.max(...r.map((x) => x.loopP99!)) }),
+  };
 }
 
 /** The columns of a load's line, after its label. */

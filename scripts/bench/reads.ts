@@ -4,7 +4,7 @@
 // Both stores are served at once, and within each round a load alternates between them second by
 // second (small, big, then big, small, ...), so that a noisy moment of the machine hits both sides
 // of a ratio alike.
-import { COLUMNS, load, row, type LoadResult, type LoadSpec } from './load.js';
+import { COLUMNS, load, merged, row, type LoadResult, type LoadSpec } from './load.js';
 import type { Running } from './processes.js';
 import { fmt, median, peakRss, table } from './report.js';
 import { FILTERED, seededId } from './seed.js';
@@ -48,22 +48,7 @@ async function alternate(targets: Running[], specs: Omit<LoadSpec, 'seconds'>[],
     const order = slice % 2 === 0 ? [0, 1] : [1, 0];
     for (const k of order) slices[k]!.push(await load(targets[k]!, { ...specs[k]!, seconds: 1 }));
   }
-  return slices.map((r): LoadResult => ({
-    rps: r.reduce((sum, x) => sum + x.rps, 0) / r.length,
-    p50: median(r.map((x) => x.p50)),
-    p99: median(r.map((x) => x.p99)),
-    errors: r.reduce((sum, x) => sum + x.errors, 0),
-    non2xx: r.reduce((sum, x) => sum + x.non2xx, 0),
-    peakRssMb: Math.max(...r.map((x) => x.peakRssMb)),
-    cpu: {
-      server: median(r.map((x) => x.cpu.server)),
-      loadGen: median(r.map((x) => x.cpu.loadGen)),
-      ...(r.every((x) => x.cpu.database !== undefined) && { database: median(r.map((x) => x.cpu.database!)) }),
-      others: median(r.map((x) => x.cpu.others)),
-      idle: median(r.map((x) => x.cpu.idle)),
-    },
-    ...(r.every((x) => x.loopP99 !== undefined) && { loopP99: Math.max(...r.map((x) => x.loopP99!)) }),
-  }));
+  return slices.map(merged);
 }
 
 /**

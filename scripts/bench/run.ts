@@ -10,6 +10,7 @@ import { batchWrites } from './batches.js';
 import { changeFeed } from './feed.js';
 import { pipelinedFloods } from './floods.js';
 import { readLoadsOn } from './reads.js';
+import { readReplicas } from './replicas.js';
 import { fmt, median, table } from './report.js';
 import { postgresWrites } from './postgres.js';
 import { seedStore } from './seed.js';
@@ -21,7 +22,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const BIG = Number(process.env.BENCH_BIG_STORE ?? 1_000_000);
 const CONNECTIONS = 50;
 const SECTIONS = new Set(
-  (process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres,postgres-reads,floods,feed,batches,traces').split(','),
+  (
+    process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres,postgres-reads,floods,feed,batches,traces,replicas'
+  ).split(','),
 );
 const token = `pst_${randomBytes(32).toString('base64url')}`;
 const dir = mkdtempSync(join(tmpdir(), 'plant-store-bench-'));
@@ -79,6 +82,7 @@ try {
   if (SECTIONS.has('feed')) await changeFeed(bench);
   if (SECTIONS.has('batches')) await batchWrites(bench);
   if (SECTIONS.has('traces')) await tracesCost(bench);
+  if (SECTIONS.has('replicas')) await readReplicas(bench);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -43,15 +43,20 @@ export async function* allPlants(
 ): AsyncGenerator<NewPlant, void, undefined> {
   const { signal, onPage, ...query } = options;
   let next: string | undefined;
+  // The first page's position goes with the later pages, so they show every change up to it
+  // whichever database serves them: a standby behind it could leave out a plant created before
+  // it, which a client following the log from there would never see.
+  let position: string | undefined;
   do {
     const following = next;
     const { data, error, response } = await client.GET('/plants', {
-      params: { query },
+      params: { query, ...(position !== undefined && { header: { 'Change-Position': position } }) },
       // After the first page, the query is the Link's, whatever was asked first.
       ...(following !== undefined && { querySerializer: () => following }),
       ...(signal && { signal }),
     });
     if (!data) throw new ListError(response.status, error?.message ?? response.statusText);
+    position ??= response.headers.get('change-position') ?? undefined;
     onPage?.(response);
     yield* data;
     next = nextQuery(response.headers.get('link'));

@@ -1119,6 +1119,15 @@ export interface components {
          */
         IfNoneMatch: string;
         /**
+         * @description Read every change up to this position: a `Change-Position` the store answered (a
+         *     write's, a page of plants'). Standbys (`DATABASE_READ_URL`) may serve reads a little
+         *     behind the primary; a read with this header goes, on any instance, only to a standby
+         *     that has replayed every change up to it, or to the primary: a client reads its own
+         *     writes. Without standbys every read sees every acknowledged write, and it changes
+         *     nothing. A page of changes ends before it only when it is full; a stream ignores it.
+         */
+        ReadChangePosition: string;
+        /**
          * @description The event's id (`msg_…`), the same on every attempt and every endpoint; deduplicate by it.
          * @example msg_2KWPBgLlAfxdpx2AI54pPJ85f4W
          */
@@ -1248,6 +1257,15 @@ export interface operations {
                 q?: string;
             };
             header?: {
+                /**
+                 * @description Read every change up to this position: a `Change-Position` the store answered (a
+                 *     write's, a page of plants'). Standbys (`DATABASE_READ_URL`) may serve reads a little
+                 *     behind the primary; a read with this header goes, on any instance, only to a standby
+                 *     that has replayed every change up to it, or to the primary: a client reads its own
+                 *     writes. Without standbys every read sees every acknowledged write, and it changes
+                 *     nothing. A page of changes ends before it only when it is full; a stream ignores it.
+                 */
+                "Change-Position"?: components["parameters"]["ReadChangePosition"];
                 /**
                  * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
                  *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
@@ -1464,6 +1482,15 @@ export interface operations {
                  */
                 "Last-Event-ID"?: string;
                 /**
+                 * @description Read every change up to this position: a `Change-Position` the store answered (a
+                 *     write's, a page of plants'). Standbys (`DATABASE_READ_URL`) may serve reads a little
+                 *     behind the primary; a read with this header goes, on any instance, only to a standby
+                 *     that has replayed every change up to it, or to the primary: a client reads its own
+                 *     writes. Without standbys every read sees every acknowledged write, and it changes
+                 *     nothing. A page of changes ends before it only when it is full; a stream ignores it.
+                 */
+                "Change-Position"?: components["parameters"]["ReadChangePosition"];
+                /**
                  * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
                  *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
                  *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
@@ -1527,6 +1554,15 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /**
+                 * @description Read every change up to this position: a `Change-Position` the store answered (a
+                 *     write's, a page of plants'). Standbys (`DATABASE_READ_URL`) may serve reads a little
+                 *     behind the primary; a read with this header goes, on any instance, only to a standby
+                 *     that has replayed every change up to it, or to the primary: a client reads its own
+                 *     writes. Without standbys every read sees every acknowledged write, and it changes
+                 *     nothing. A page of changes ends before it only when it is full; a stream ignores it.
+                 */
+                "Change-Position"?: components["parameters"]["ReadChangePosition"];
                 /**
                  * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
                  *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.

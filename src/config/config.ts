@@ -54,7 +54,26 @@ export function loadConfig(env: Env, flags: Flags = {}): Config {
     throw new ConfigError(`METRICS_PORT must differ from PORT (both ${config.port}): it is a second listener`);
   }
   jwtConfig(config);
+  checkReadUrl(config);
   return config;
+}
+
+/**
+ * Standbys serve a PostgreSQL store's reads: they need one, and hold the same schema (a
+ * DATABASE_READ_URL without `schema=` reads DATABASE_URL's).
+ */
+function checkReadUrl({ databaseUrl, databaseReadUrl }: Pick<Config, 'databaseUrl' | 'databaseReadUrl'>): void {
+  if (databaseReadUrl === undefined) return;
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_READ_URL needs a postgres:// DATABASE_URL: standbys serve a PostgreSQL store');
+  }
+  const schemaOf = (url: string) => /[?&]schema=([^&#]*)/.exec(url)?.[1];
+  const read = schemaOf(databaseReadUrl);
+  if (read !== undefined && read !== schemaOf(databaseUrl)) {
+    throw new ConfigError(
+      `DATABASE_READ_URL schema=${read} differs from DATABASE_URL's: standbys hold the primary's schema (leave schema= out to read the same)`,
+    );
+  }
 }
 
 /** JWT mode's settings, checked together; undefined when JWT mode is off. */

@@ -2,6 +2,7 @@
 // one, how its text is read (with its range), its default and a one-line doc. The Config type,
 // the reading of the environment and of flags, `serve --help` and the README's settings table
 // are all derived from this table.
+import { databaseReadUrl } from './database-read-url.js';
 import { databaseUrl } from './database-url.js';
 import * as p from './parse.js';
 
@@ -48,6 +49,19 @@ export const SETTINGS = {
     doc: 'most PostgreSQL connections one process opens ([pool sizing](#pool-sizing))',
     default: 10,
     parse: p.integer(1, 1000),
+  }),
+  databaseReadUrl: optional({
+    env: 'DATABASE_READ_URL',
+    doc: 'standbys that serve the reads: `postgres://user@host1:port1,host2:port2/database` ([read replicas](#read-replicas))',
+    shown: 'none: the primary serves every read',
+    parse: databaseReadUrl,
+  }),
+  databaseReadMaxLagMs: given({
+    env: 'DATABASE_READ_MAX_LAG',
+    doc: 'a standby further behind the primary than this (`2s`, `1m`) serves no read until it catches up',
+    default: 5_000,
+    shown: '`5s`',
+    parse: p.duration,
   }),
   sqliteCheckpointPages: given({
     env: 'SQLITE_CHECKPOINT_PAGES',

@@ -163,7 +163,9 @@ export class ChangeStreams {
     try {
       const { hub } = this.feed;
       while (!stream.closed && !hub.recent(stream.after)) {
-        const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter, hub.current);
+        const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter, {
+          upTo: hub.current,
+        });
         stream.after = scannedTo;
         if (changes.length > 0 && !this.write(stream, eventsOf(changes))) await this.drained(stream);
       }

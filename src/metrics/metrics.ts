@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Store, StoreHealth } from '../store/store.js';
+import type { ReadHost, Store, StoreHealth } from '../store/store.js';
 
 /** Label of requests that matched no operation (404, 405): raw URLs would make labels without bound. */
 export const NO_ROUTE = 'none';
@@ -128,6 +128,7 @@ export function createMetrics(store: Store): Metrics {
     (s) => s.commits,
   );
   totals('plant_store_store_committed_writes_total', 'Writes carried by those commits.', (s) => s.writes);
+  readHostMetrics(registry, store);
 
   return {
     registry,
@@ -140,4 +141,42 @@ export function createMetrics(store: Store): Metrics {
     rateLimited: (limit) => rateLimited.inc({ limit }),
     overloaded: (reason) => overloaded.inc({ reason }),
   };
+}
+
+/**
+ * Where reads go (PostgreSQL: the primary and each standby of DATABASE_READ_URL), copied from the
+ * store at each scrape: reads sent to each host, and each standby's lag and usability.
+ */
+function readHostMetrics(registry: Registry, store: Store): void {
+  new Counter({
+    name: 'plant_store_store_reads_total',
+    help: 'Reads of plants and of the change log sent to each database, by host and role (primary, standby).',
+    labelNames: ['host', 'role'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const h of store.readHosts()) this.inc({ host: h.host, role: h.role }, h.reads);
+    },
+  });
+  const standbys = (help: string, name: string, value: (h: ReadHost) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['host'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const h of store.readHosts()) if (h.role === 'standby') this.set({ host: h.host }, value(h));
+      },
+    });
+  standbys(
+    'How far each standby is behind the primary, in seconds (+Inf until it has been seen to have caught up).',
+    'plant_store_store_standby_lag_seconds',
+    (h) => (h.lagMs ?? Infinity) / 1000,
+  );
+  standbys(
+    'Whether reads may go to each standby: 1 when reachable and within DATABASE_READ_MAX_LAG, else 0.',
+    'plant_store_store_standby_usable',
+    (h) => (h.usable ? 1 : 0),
+  );
 }

@@ -1,5 +1,6 @@
 import type { StoreConfig } from '../config/config.js';
 import { SETTINGS } from '../config/settings.js';
+import type { StandbySettings } from './postgres/postgres-store.js';
 import type { Store } from './store.js';
 
 export interface OpenStoreOptions {
@@ -8,6 +9,11 @@ export interface OpenStoreOptions {
    * store rejects with StoreMissingError. An existing store's schema is still brought up to date.
    */
   mustExist?: boolean;
+  /**
+   * Reads go to these standbys too (DATABASE_READ_URL): a serving process's, which looks at their
+   * positions for as long as the store is open. Commands read the primary.
+   */
+  standbys?: StandbySettings;
 }
 
 /**
@@ -19,7 +25,7 @@ export async function openStore(
   // Without sqliteCheckpointPages, SQLite's own default applies (tests that open stores directly).
   config: Omit<StoreConfig, 'sqliteCheckpointPages'> & Partial<StoreConfig>,
   // mustExist: a missing store is StoreMissingError, and nothing is created (see OpenStoreOptions).
-  { mustExist = false }: OpenStoreOptions = {},
+  { mustExist = false, standbys }: OpenStoreOptions = {},
 ): Promise<{ store: Store; migrated: number }> {
   const { databaseUrl } = config;
   let store: Store;
@@ -34,7 +40,7 @@ export async function openStore(
     });
   } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    store = new PostgresStore(databaseUrl, config.databasePoolSize, { mustExist });
+    store = new PostgresStore(databaseUrl, config.databasePoolSize, { mustExist, standbys });
   } else {
     throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
   }

@@ -19,6 +19,18 @@ export interface Store {
   readonly webhooks: WebhookStore;
   readonly changes: ChangeLog;
 
+  /**
+   * Where one read of plants or of the change log goes. With PostgreSQL standbys
+   * (DATABASE_READ_URL): one that has replayed every change up to `atLeast` (a client's
+   * `Change-Position`; any when undefined), is reachable and lags at most DATABASE_READ_MAX_LAG;
+   * else the primary. A read of several statements (a page and its position) makes them all on
+   * the database it was given. Without standbys, and on SQLite (one machine, where a read sees
+   * every acknowledged write), the store itself.
+   */
+  reads(atLeast?: bigint): Promise<StoreReads>;
+  /** The databases that serve reads and how each stands (metrics); none for a store kept in files. */
+  readHosts(): ReadHost[];
+
   /** Applies pending schema migrations; resolves to the number applied. */
   migrate(): Promise<number>;
   /** Rejects when the storage cannot be reached, or cannot take writes (a full disk, a read-only standby). */
@@ -59,6 +71,25 @@ export interface Store {
 export interface StoreHealth {
   /** PostgreSQL: the host (as DATABASE_URL names it) that is the primary, which writes go to. */
   primary?: string;
+}
+
+/** The reads a standby may serve: plants by id and by page, and the change log by position. */
+export interface StoreReads {
+  plants: Pick<PlantStore, 'get' | 'list'>;
+  changes: Pick<ChangeLog, 'bounds' | 'read'>;
+}
+
+/** One database that serves reads, as /metrics shows it. */
+export interface ReadHost {
+  /** `host:port`. */
+  host: string;
+  role: 'primary' | 'standby';
+  /** Reads sent to it since start (a read a standby failed, then made on the primary, counts on both). */
+  reads: number;
+  /** A standby's: how far behind the primary it is (Infinity when not known). */
+  lagMs?: number;
+  /** A standby's: whether reads may go to it now (reachable, and within DATABASE_READ_MAX_LAG). */
+  usable?: boolean;
 }
 
 /** What a store kept in files of its own (SQLite's file, its -wal and -shm) can do with them. */

@@ -2,15 +2,19 @@ import { followFrom, matches, type Change, type ChangeFilter } from '../domain/c
 import { GoneError } from '../domain/errors.js';
 import type { ChangeHub } from '../feed/hub.js';
 import type { OperationInput } from '../openapi/operation-types.js';
-import type { ChangeLog } from '../store/changes.js';
+import type { StoreReads } from '../store/store.js';
 
 /** The query of GET /plants/changes, validated against its parameters (`limit` filled in). */
 export type ChangesInput = OperationInput<'listChanges'>['query'];
 
-/** What reading the log needs: the store's log, and this instance's view of its end. */
+/**
+ * What reading the log needs: this instance's view of its end (which reads the primary), and
+ * where a read of the log by position goes: a database that has every change up to `atLeast`
+ * (a standby that has replayed it, or the primary: Store.reads).
+ */
 export interface Feed {
-  log: ChangeLog;
   hub: ChangeHub;
+  reads(atLeast: bigint): Promise<Pick<StoreReads, 'changes'>>;
 }
 
 export interface ChangesPage {
@@ -25,27 +29,31 @@ export function filterOf(query: Pick<ChangesInput, 'tag' | 'id'>): ChangeFilter 
 
 /**
  * The position a reader follows from: `after` when the log can still give every change past it,
- * else GoneError. A position past what this instance has seen is checked against the store
- * itself (another instance may have made it).
+ * else GoneError. A position past what this instance has seen (`after`, or the Change-Position
+ * `atLeast` the reader must see) is checked against the primary (another instance may have made
+ * it), never against a standby that may not have it yet.
  */
-export async function startingPoint({ hub }: Feed, after: bigint | undefined): Promise<bigint> {
-  const fresh = (after !== undefined && after > hub.known) || (after ?? 0n) < hub.floor - 1n;
+export async function startingPoint({ hub }: Feed, after: bigint | undefined, atLeast = 0n): Promise<bigint> {
+  const fresh = (after ?? 0n) > hub.known || atLeast > hub.known || (after ?? 0n) < hub.floor - 1n;
   return followFrom(after, fresh ? await hub.bounds() : { floor: hub.floor, current: hub.known });
 }
 
 /**
- * Up to `limit` changes after `after` that pass `filter`: from this instance's memory when it
- * reaches back that far, else from the store. A read from the store is checked against the
- * floor again once done: a prune that ran meanwhile may have taken changes it should have had.
+ * Up to `limit` changes after `after`, up to `upTo`, that pass `filter`: from this instance's
+ * memory when it reaches back that far, else from the store. The store's read goes to a database
+ * past `after` (and past `atLeast`, the reader's Change-Position): a standby gives what it has
+ * replayed, and the reader goes on from where it stopped. It is checked against that database's
+ * floor once done: a prune that ran meanwhile may have taken changes it should have had.
  */
 export async function readAfter(
-  { log, hub }: Feed,
+  { reads, hub }: Feed,
   after: bigint,
   limit: number,
   filter: ChangeFilter,
   // A write acknowledged here is read back at once: from the store while the hub is still reading it.
-  upTo = hub.known,
+  { upTo = hub.known, atLeast = 0n }: { upTo?: bigint; atLeast?: bigint } = {},
 ): Promise<{ changes: Change[]; scannedTo: bigint }> {
+  if (after >= upTo) return { changes: [], scannedTo: upTo };
   const recent = upTo === hub.current ? hub.recent(after) : undefined;
   if (recent) {
     const changes: Change[] = [];
@@ -57,6 +65,7 @@ export async function readAfter(
     }
     return { changes, scannedTo: upTo };
   }
+  const { changes: log } = await reads(atLeast > after ? atLeast : after + 1n);
   const page = await log.read(after, upTo, limit, filter);
   const { floor } = await log.bounds();
   if (after < floor - 1n) {
@@ -67,15 +76,20 @@ export async function readAfter(
 
 /**
  * One page of changes; with `wait`, when none follows yet, waits for one up to that long (a long
- * poll), ending early when `signal` aborts (the server is closing).
+ * poll), ending early when `signal` aborts (the server is closing). With `atLeast` (the request's
+ * Change-Position), a page that ends before it ends only because it is full.
  */
-export async function listChanges(feed: Feed, query: ChangesInput, signal?: AbortSignal): Promise<ChangesPage> {
+export async function listChanges(
+  feed: Feed,
+  query: ChangesInput,
+  { signal, atLeast }: { signal?: AbortSignal; atLeast?: bigint } = {},
+): Promise<ChangesPage> {
   const filter = filterOf(query);
-  const start = await startingPoint(feed, query.after);
+  const start = await startingPoint(feed, query.after, atLeast);
   let after = start;
   const deadline = Date.now() + (query.wait ?? 0) * 1000;
   for (;;) {
-    const { changes, scannedTo } = await readAfter(feed, after, query.limit, filter);
+    const { changes, scannedTo } = await readAfter(feed, after, query.limit, filter, { atLeast });
     const more = changes.length === query.limit || scannedTo < feed.hub.known;
     if (changes.length > 0 || more || Date.now() >= deadline || signal?.aborted) {
       // A filter that passed over changes while it waited says where it got, so the next poll

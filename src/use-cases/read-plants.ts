@@ -22,15 +22,21 @@ export type PlantListInput = OperationInput<'listPlants'>['query'];
 
 /**
  * One page of plants by id, filtered. One extra row is read to know whether another page follows.
- * The change log's position is read first: a client that lists from it and then follows the log
- * from it misses no change (README, "Following the store").
+ * The change log's position is read first, on the database the page is read from: a client that
+ * lists from it and then follows the log from it misses no change (README, "Following the
+ * store"). With `atLeast` (the request's Change-Position), the page shows every change up to it.
  */
-export async function listPlants(store: Pick<Store, 'plants' | 'changes'>, query: PlantListInput): Promise<PlantPage> {
+export async function listPlants(
+  store: Pick<Store, 'reads'>,
+  query: PlantListInput,
+  atLeast?: bigint,
+): Promise<PlantPage> {
   const search = query.q === undefined ? undefined : searchWords(query.q);
   if (search?.length === 0)
     throw new InvalidInputError('q must hold at least one letter or digit: words are made of them');
-  const { current: position } = await store.changes.bounds();
-  const rows = await store.plants.list({ after: query.after, tags: query.tag, search }, query.limit + 1);
+  const on = await store.reads(atLeast);
+  const { current: position } = await on.changes.bounds();
+  const rows = await on.plants.list({ after: query.after, tags: query.tag, search }, query.limit + 1);
   const plants = rows.slice(0, query.limit);
   return { plants, position, nextAfter: rows.length > query.limit ? plants.at(-1)!.id : undefined };
 }
@@ -45,14 +51,16 @@ export interface PlantRead {
 /**
  * Reads one plant under the request's conditions: a missing plant is not found whatever they
  * say (RFC 9110 13.2.1), a failing If-Match refuses the read (412), a matching If-None-Match
- * makes it a not-modified answer.
+ * makes it a not-modified answer. With `atLeast` (the request's Change-Position), the plant as
+ * it is after every change up to it, or later.
  */
 export async function getPlant(
-  store: Pick<Store, 'plants'>,
+  store: Pick<Store, 'reads'>,
   id: bigint,
   conditions?: Preconditions,
+  atLeast?: bigint,
 ): Promise<PlantRead> {
-  const plant = await store.plants.get(id);
+  const plant = await (await store.reads(atLeast)).plants.get(id);
   if (!plant) throw plantNotFound(id);
   const etag = etagOf(plant);
   const failed = conditions && failedPrecondition(conditions, etag);

@@ -16,9 +16,11 @@ for (const store of stores) {
     let url: string;
     // The query of every GET /plants, and the Link of every answer, in order.
     const asked: string[] = [];
+    const positions: (string | null)[] = [];
     const links: (string | null)[] = [];
     const recording = async (request: Request) => {
       asked.push(new URL(request.url).search.slice(1));
+      positions.push(request.headers.get('change-position'));
       const response = await conformingFetch(request);
       links.push(response.headers.get('link'));
       return response;
@@ -53,6 +55,18 @@ for (const store of stores) {
       // Every page after the first is the query of the Link before it, byte for byte.
       for (let i = 1; i < asked.length; i++) assert.equal(`</plants?${asked[i]}>; rel="next"`, links[i - 1]);
       assert.equal(links.at(-1), null);
+    });
+
+    it("asks for the later pages at the first page's Change-Position (read replicas: README)", async () => {
+      asked.length = positions.length = links.length = 0;
+      const client = createPlantStoreClient({ baseUrl: url, token: server.token, fetch: recording });
+      let first: string | null = null;
+      const onPage = (response: Response) => void (first ??= response.headers.get('change-position'));
+      let plants = 0;
+      for await (const _ of allPlants(client, { limit: 2, onPage })) plants++;
+      assert.equal(plants, 5);
+      assert.ok(first !== null);
+      assert.deepEqual(positions, [null, first, first]);
     });
 
     it('tells each page before its plants, the first with the listing Change-Position', async () => {

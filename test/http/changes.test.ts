@@ -163,6 +163,28 @@ for (const kind of stores) {
       );
     });
 
+    it("reads carrying a write's Change-Position show it (one database here); other values are 400", async () => {
+      const { auth, write, position } = requests(t.app);
+      const at = position(await write('POST', '/plants', { id: 7001, name: 'read your write' }));
+      const read = (path: string, value: string) =>
+        t.app.inject({ path, headers: { ...auth, 'change-position': value } });
+      assert.equal((await read('/plants/7001', String(at))).status, 200);
+      const page = await read('/plants?after=7000&limit=1', String(at));
+      assert.equal(page.text, '[{"id":7001,"name":"read your write"}]');
+      assert.ok(position(page) >= at);
+      const feed = await read(`/plants/changes?after=${at - 1n}`, String(at));
+      assert.equal(BigInt((readJson(feed.text) as { position: bigint | number }[])[0]!.position), at);
+      // A position past the log's end is no standby's: the primary answers, as it is.
+      assert.equal((await read('/plants/7001', String(at + 1000n))).status, 200);
+      for (const value of ['abc', '-1', '1.5', '99999999999999999999', '']) {
+        for (const path of ['/plants/7001', '/plants', '/plants/changes']) {
+          const res = await read(path, value);
+          assert.equal(res.status, 400, `${path} ${value}`);
+          assert.match(String((res.json as { message: string }).message), /^change-position must match/);
+        }
+      }
+    });
+
     it('410 for a position older than the oldest kept, past the current one, or pruned', async () => {
       const { write, position, changes } = requests(t.app);
       const at = position(await write('POST', '/plants', { id: 400, name: 'x' }));

@@ -34,10 +34,19 @@ describe('the OpenAPI document', () => {
 
   it('merges path-level parameters into each operation', () => {
     const names = (id: string) => doc.operations.get(id)?.parameters.map((p) => p.name);
-    for (const id of ['getPlant', 'replacePlant', 'patchPlant', 'deletePlant']) {
+    for (const id of ['replacePlant', 'patchPlant', 'deletePlant']) {
       assert.deepEqual(names(id), ['id', 'If-Match', 'If-None-Match'], id);
     }
-    assert.deepEqual(names('listPlants'), ['limit', 'after', 'tag', 'q', 'If-Match', 'If-None-Match']);
+    assert.deepEqual(names('getPlant'), ['id', 'Change-Position', 'If-Match', 'If-None-Match']);
+    assert.deepEqual(names('listPlants'), [
+      'limit',
+      'after',
+      'tag',
+      'q',
+      'Change-Position',
+      'If-Match',
+      'If-None-Match',
+    ]);
   });
 
   it('turns path and query integers into decimal-digit checks with their ranges', () => {

@@ -34,7 +34,7 @@ for (const kind of stores) {
           },
         },
       };
-      const page = await listPlants(racing, { limit: 10 });
+      const page = await listPlants({ reads: async () => racing }, { limit: 10 });
       assert.deepEqual(
         page.plants.map((p) => p.name),
         ['before'],

@@ -4,6 +4,7 @@ import { bearerCredential } from '../../auth/verify-bearer.js';
 import { InvalidInputError } from '../../domain/errors.js';
 import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
 import type { ChangeStreams } from '../change-streams.js';
+import { readsAtLeast } from '../read-position.js';
 
 /** The next page's link repeats the filters, so following it keeps them. */
 function nextLink(query: ChangesInput, after: bigint): string {
@@ -70,7 +71,7 @@ export async function changeRoutes(
       }
       // The same URL answers pages or a stream by Accept: a cache must keep them apart.
       reply.header('vary', 'Accept');
-      const page = await listChanges(feed, query, closing.signal);
+      const page = await listChanges(feed, query, { signal: closing.signal, atLeast: readsAtLeast(request.headers) });
       if (page.nextAfter !== undefined) reply.header('link', nextLink(query, page.nextAfter));
       // Each change's JSON was written once, when it was read from the log (domain/change.ts).
       return reply.type('application/json; charset=utf-8').send(`[${page.changes.map((c) => c.json).join(',')}]`);

@@ -8,6 +8,7 @@ import { createPlant } from '../../use-cases/create-plant.js';
 import { getPlant, listPlants, type PlantListInput } from '../../use-cases/read-plants.js';
 import { writeBatch } from '../../use-cases/write-batch.js';
 import { preconditions } from '../conditional.js';
+import { readsAtLeast } from '../read-position.js';
 import type { OperationRoute } from '../plugins/contract.js';
 
 /**
@@ -53,7 +54,7 @@ export async function plantRoutes(
   );
 
   app.operation('listPlants', async (request, reply) => {
-    const page = await listPlants(store, request.query);
+    const page = await listPlants(store, request.query, readsAtLeast(request.headers));
     reply.header('change-position', String(page.position));
     if (page.nextAfter !== undefined) reply.header('link', nextLink(request.query, page.nextAfter));
     return page.plants;
@@ -71,7 +72,7 @@ export async function plantRoutes(
     'getPlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      const read = await getPlant(store, id, conditions);
+      const read = await getPlant(store, id, conditions, readsAtLeast(request.headers));
       // Hashed once: the ETag sent is the one the conditions were compared with.
       reply.header('etag', read.etag);
       return read.notModified ? reply.code(304).send() : read.plant;

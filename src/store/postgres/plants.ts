@@ -10,7 +10,7 @@ import { Batcher } from './batcher.js';
 import { OPERATION_BUDGET_MS } from './connection.js';
 import { isUnavailable } from './errors.js';
 import { MIGRATION_TIMEOUT_MS } from './migrations.js';
-import { listFiltered } from './plant-filters.js';
+import { PlantReads } from './plant-reads.js';
 import { postgresPlantTx } from './plant-tx.js';
 import { late, type PostgresPool } from './pool.js';
 import { oneByOne, plantFromRow, type PlantRow, type Run } from './rows.js';
@@ -23,19 +23,6 @@ import { oneByOne, plantFromRow, type PlantRow, type Run } from './rows.js';
  * and more than two made them slower (docs/performance.md).
  */
 const WRITE_CONNECTIONS = 1;
-
-/**
- * Most statements of reads by id under way at once: concurrent reads of one plant each share one
- * statement, as writes share a batch, instead of a round trip and a statement apiece.
- */
-const READ_CONNECTIONS = 2;
-
-/** The hot paths' statements. */
-const SQL = {
-  getPlants: { text: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])' },
-  listFirst: { text: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' },
-  listAfter: { text: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2' },
-} as const;
 
 /** A deadlock or a serialization failure: the transaction may simply be run again. */
 function conflicted(err: unknown): boolean {
@@ -50,7 +37,8 @@ function conflicted(err: unknown): boolean {
  */
 export class PostgresPlants implements PlantStore {
   private readonly writes: Batcher<PlantWrite, Written>;
-  private readonly reads: Batcher<bigint, PlantRecord | undefined>;
+  /** Reads by id and by page, on the primary (standbys have their own: replicas.ts). */
+  readonly reads: PlantReads;
   /** Write transactions committed, and the plant writes they carried. */
   readonly committed = { commits: 0, writes: 0 };
 
@@ -64,7 +52,7 @@ export class PostgresPlants implements PlantStore {
       Math.min(WRITE_CONNECTIONS, poolSize),
       budget,
     );
-    this.reads = new Batcher((ids) => this.readBatch(ids), Math.min(READ_CONNECTIONS, poolSize), budget);
+    this.reads = new PlantReads(pool.run, poolSize);
   }
 
   /** Writes and reads waiting for a batch. */
@@ -137,28 +125,11 @@ export class PostgresPlants implements PlantStore {
   }
 
   get(id: bigint): Promise<PlantRecord | undefined> {
-    return this.reads.submit(id);
+    return this.reads.get(id);
   }
 
-  /**
-   * The plants of reads by id that came together, in one statement. It starts after each of them
-   * arrived, so each sees every write acknowledged before it.
-   */
-  private async readBatch(ids: bigint[]): Promise<PromiseSettledResult<PlantRecord | undefined>[]> {
-    const rows = await this.pool.run<PlantRow>({ ...SQL.getPlants, values: [ids.map(String)] });
-    const found = new Map(rows.map((row) => [BigInt(row.id), plantFromRow(row)]));
-    return ids.map((id) => ({ status: 'fulfilled', value: found.get(id) }));
-  }
-
-  async list(filter: PlantListQuery, limit: number): Promise<PlantRecord[]> {
-    const filtered = await listFiltered(this.pool.run, filter, limit);
-    if (filtered) return filtered;
-    const { after } = filter;
-    const query =
-      after === undefined
-        ? { ...SQL.listFirst, values: [limit] }
-        : { ...SQL.listAfter, values: [String(after), limit] };
-    return (await this.pool.run<PlantRow>(query)).map(plantFromRow);
+  list(filter: PlantListQuery, limit: number): Promise<PlantRecord[]> {
+    return this.reads.list(filter, limit);
   }
 
   async count(): Promise<number> {

@@ -2,7 +2,7 @@ import { StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
 import type { ChangeLog } from '../changes.js';
 import type { StoreKind } from '../schema-versions.js';
-import type { Store, StoreHealth } from '../store.js';
+import type { ReadHost, Store, StoreHealth, StoreReads } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { postgresRestore, postgresSnapshot } from './backup.js';
@@ -11,6 +11,8 @@ import { postgresSettings } from './connection.js';
 import { runMigrations } from './migrations.js';
 import { plantsInBackup, PostgresPlants } from './plants.js';
 import { PostgresPool } from './pool.js';
+import { parseHosts } from './hosts.js';
+import { Standbys } from './replicas.js';
 import type { Run } from './rows.js';
 import { postgresTokens, tokensInBackup } from './tokens.js';
 import { endpointsInBackup, postgresWebhooks } from './webhooks.js';
@@ -33,6 +35,12 @@ export const POSTGRES_NOT_BACKED_UP: Readonly<Record<string, string>> = {
   schema_migrations: "the migrations' bookkeeping: a backup records its schema version in its header",
 };
 
+/** DATABASE_READ_URL and DATABASE_READ_MAX_LAG, for a store that serves (replicas.ts). */
+export interface StandbySettings {
+  url: string;
+  maxLagMs: number;
+}
+
 /**
  * The scale-out store: any number of instances share one PostgreSQL database. Every change is
  * one statement or one transaction, committed (and so durable, with PostgreSQL's default
@@ -51,8 +59,17 @@ export class PostgresStore implements Store {
   readonly files = undefined;
 
   private readonly mustExist: boolean;
+  /** The reads the primary serves, and how many were sent to it. */
+  private readonly primaryReads: StoreReads;
+  private readonly primaryHost: string;
+  private readsOnPrimary = 0;
+  private readonly standbys: Standbys | undefined;
 
-  constructor(databaseUrl: string, poolSize: number, { mustExist = false }: { mustExist?: boolean } = {}) {
+  constructor(
+    databaseUrl: string,
+    poolSize: number,
+    { mustExist = false, standbys }: { mustExist?: boolean; standbys?: StandbySettings } = {},
+  ) {
     const settings = postgresSettings(databaseUrl, poolSize);
     this.schema = settings.schema;
     this.mustExist = mustExist;
@@ -62,6 +79,43 @@ export class PostgresStore implements Store {
     this.tokens = postgresTokens(pool.run, pool.lookUp);
     this.webhooks = postgresWebhooks(pool.run, (work) => pool.transaction(work));
     this.changes = postgresChanges(pool.run);
+    this.primaryReads = { plants: this.plants.reads, changes: this.changes };
+    // Where writes go: the host of DATABASE_URL, or its list when it names several (failover).
+    this.primaryHost = parseHosts(databaseUrl)
+      .map((h) => h.name)
+      .join(',');
+    if (standbys) this.standbys = this.openStandbys(standbys, poolSize);
+  }
+
+  /** A pool per standby, on the primary's schema; their positions are looked at from now on. */
+  private openStandbys({ url, maxLagMs }: StandbySettings, poolSize: number): Standbys {
+    const hosts = parseHosts(url, 'DATABASE_READ_URL').map(({ name, url: hostUrl }) => {
+      const own = new URL(hostUrl);
+      if (this.schema !== undefined && !own.searchParams.has('schema')) own.searchParams.set('schema', this.schema);
+      return { host: name, settings: postgresSettings(own.toString(), poolSize) };
+    });
+    const standbys = new Standbys(hosts, poolSize, maxLagMs, {
+      reads: this.primaryReads,
+      run: this.pool.run,
+      tookOver: () => this.readsOnPrimary++,
+    });
+    standbys.start();
+    return standbys;
+  }
+
+  async reads(atLeast?: bigint): Promise<StoreReads> {
+    const standby = await this.standbys?.choose(atLeast);
+    if (standby) return standby;
+    this.readsOnPrimary++;
+    return this.primaryReads;
+  }
+
+  readHosts(): ReadHost[] {
+    // With several hosts, the one found to be the primary (the list until one is).
+    const host = this.pool.primary.host ?? this.primaryHost;
+    const primary: ReadHost = { host, role: 'primary', reads: this.readsOnPrimary };
+    const standbys = this.standbys?.stats() ?? [];
+    return [primary, ...standbys.map((s): ReadHost => ({ ...s, role: 'standby' }))];
   }
 
   migrate(): Promise<number> {
@@ -100,8 +154,8 @@ export class PostgresStore implements Store {
     return { ...this.plants.committed };
   }
 
-  close(): Promise<void> {
-    return this.pool.end();
+  async close(): Promise<void> {
+    await Promise.all([this.pool.end(), this.standbys?.close()]);
   }
 
   /** A connection of its own, held until the snapshot is closed. */

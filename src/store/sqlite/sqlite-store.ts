@@ -6,7 +6,7 @@ import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
 import type { ChangeLog } from '../changes.js';
 import type { PlantStore } from '../plants.js';
 import type { StoreKind } from '../schema-versions.js';
-import type { Store, StoreFiles, StoreHealth } from '../store.js';
+import type { ReadHost, Store, StoreFiles, StoreHealth, StoreReads } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
@@ -108,6 +108,15 @@ export class SqliteStore implements Store {
 
   get changes(): ChangeLog {
     return this.s.changes;
+  }
+
+  /** One machine: a read sees every acknowledged write, whatever position it asks for. */
+  async reads(): Promise<StoreReads> {
+    return this;
+  }
+
+  readHosts(): ReadHost[] {
+    return [];
   }
 
   /** Statements need the tables: they are prepared once the schema is current. */

@@ -1,0 +1,226 @@
+// Read replicas (DATABASE_READ_URL) with real components: a primary and a streaming standby of
+// this test's own, made from PostgreSQL 15's binaries, shared by two server processes. The
+// standby's replay is paused to make it lag. Shown: a read that carries a write's
+// Change-Position sees the write on the other instance; a plain read is never answered by a
+// standby lagging past DATABASE_READ_MAX_LAG (and is answered by the standby before that); a
+// stopped standby is left out, and taken back once it answers again.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { readJson } from '../../src/json/read-json.js';
+import { Cluster } from '../support/clusters.js';
+import { postPlant, send, type RawResponse } from '../support/http.js';
+import { pollUntil } from '../support/poll.js';
+import { newToken, startServers, type ServerProcess } from '../support/server.js';
+
+const PRIMARY_PORT = 6461;
+const STANDBY_PORT = 6462;
+const BIN = process.env.POSTGRES_BIN || '/usr/lib/postgresql/15/bin';
+const missing = existsSync(`${BIN}/pg_basebackup`) ? undefined : `no PostgreSQL 15 binaries in ${BIN}`;
+if (missing && process.env.CI === 'true') throw new Error(`${missing}; with CI=true that fails the run`);
+
+const token = newToken();
+const auth = { authorization: `Bearer ${token}` };
+
+function get(server: ServerProcess, path: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return send(server.url, { path, headers: { ...auth, ...headers } });
+}
+
+/** A plant created through `server`, and the Change-Position its answer carried. */
+async function create(server: ServerProcess, id: number, name: string): Promise<bigint> {
+  const r = await postPlant(server.url, token, JSON.stringify({ id, name }));
+  assert.equal(r.status, 200, r.text);
+  return BigInt(String(r.headers['change-position']));
+}
+
+/** The server's read metrics: reads by role, and the standby's lag and usability. */
+async function readMetrics(
+  server: ServerProcess,
+): Promise<{ primary: number; standby: number; usable: number; lag: number }> {
+  const r = await get(server, '/metrics');
+  assert.equal(r.status, 200, r.text);
+  const families = new Map(parsePrometheusTextFormat(r.text).map((f) => [f.name, f]));
+  const sample = (name: string, labels: Record<string, string>) => {
+    const family = families.get(name);
+    assert.ok(family, `no metric ${name}`);
+    const m = family.metrics.find((s) => Object.entries(labels).every(([k, v]) => s.labels?.[k] === v));
+    assert.ok(m, `no ${name} sample ${JSON.stringify(labels)}`);
+    return Number(m.value);
+  };
+  const host = `127.0.0.1:${STANDBY_PORT}`;
+  return {
+    primary: sample('plant_store_store_reads_total', { role: 'primary', host: `127.0.0.1:${PRIMARY_PORT}` }),
+    standby: sample('plant_store_store_reads_total', { role: 'standby', host }),
+    usable: sample('plant_store_store_standby_usable', { host }),
+    lag: sample('plant_store_store_standby_lag_seconds', { host }),
+  };
+}
+
+describe('read replicas: two instances, one primary, one standby', { skip: missing }, () => {
+  let primary: Cluster;
+  let standby: Cluster;
+  let databaseUrl: string;
+  let servers: ServerProcess[] = [];
+  let nextId = 1;
+
+  /** Two instances on the primary and the standby (the read URL without schema= reads DATABASE_URL's). */
+  async function instances(maxLag: string): Promise<[ServerProcess, ServerProcess]> {
+    await Promise.all(servers.map((s) => s.dispose()));
+    const env = {
+      DATABASE_READ_URL: `postgres://postgres@127.0.0.1:${STANDBY_PORT}/postgres`,
+      DATABASE_READ_MAX_LAG: maxLag,
+    };
+    servers = await startServers([
+      { databaseUrl, token, env },
+      { databaseUrl, token, env },
+    ]);
+    return servers as [ServerProcess, ServerProcess];
+  }
+
+  /** Until the instance's standby is usable and has replayed `position`: plain reads see it there. */
+  async function caughtUp(server: ServerProcess, position: bigint): Promise<void> {
+    const seen = await pollUntil(async () => {
+      const [row] = await standby.sql<{ p: string }>('SELECT max(seq)::text AS p FROM replicas.events');
+      return row?.p !== null && BigInt(row!.p) >= position && (await readMetrics(server)).usable === 1;
+    }, 20_000);
+    assert.ok(seen, 'the standby did not catch up');
+  }
+
+  before(async () => {
+    primary = await Cluster.primary(PRIMARY_PORT);
+    standby = await Cluster.standby(primary, STANDBY_PORT);
+    databaseUrl = primary.url('replicas');
+  });
+  after(async () => {
+    await Promise.all(servers.map((s) => s.dispose()));
+    await standby?.destroy();
+    await primary?.destroy();
+  });
+
+  it("a read carrying a write's Change-Position sees it through the other instance; a plain read may not", async () => {
+    // The standby stays usable however far it falls behind: only Change-Position keeps it out.
+    const [a, b] = await instances('1h');
+    const before = await create(a, nextId++, 'before the pause');
+    await caughtUp(b, before);
+    await standby.pauseReplay();
+    try {
+      for (let round = 0; round < 30; round++) {
+        const id = nextId++;
+        const name = `round ${round}`;
+        const position = await create(a, id, name);
+        const at = { 'change-position': String(position) };
+
+        const plain = await get(b, `/plants/${id}`);
+        assert.equal(plain.status, 404, 'a plain read is served by the paused standby: it has not got the plant');
+
+        const one = await get(b, `/plants/${id}`, at);
+        assert.equal(one.status, 200, `round ${round}: ${one.text}`);
+        assert.equal((readJson(one.text) as { name: string }).name, name);
+
+        const page = await get(b, `/plants?after=${id - 1}&limit=1`, at);
+        assert.equal(page.status, 200, page.text);
+        assert.equal(page.text, JSON.stringify([{ id, name }]));
+        assert.ok(BigInt(String(page.headers['change-position'])) >= position, 'the page stands at or past the write');
+
+        // From before the pause: the standby has the first change only, the primary all of them.
+        const changes = await get(b, `/plants/changes?after=${before - 1n}&limit=1000`, at);
+        assert.equal(changes.status, 200, changes.text);
+        const positions = (readJson(changes.text) as { position: bigint | number }[]).map((c) => BigInt(c.position));
+        assert.equal(positions[0], before);
+        assert.equal(positions.at(-1), position, `round ${round}: the page ends at the write`);
+        const stale = await get(b, `/plants/changes?after=${before - 1n}&limit=1000`);
+        assert.deepEqual(
+          (readJson(stale.text) as { position: bigint | number }[]).map((c) => BigInt(c.position)),
+          [before],
+          'without Change-Position the page is the standby’s, and says more follow',
+        );
+        assert.match(String(stale.headers.link), new RegExp(`after=${before}>`));
+      }
+      const metrics = await readMetrics(b);
+      assert.ok(metrics.standby >= 60, `plain reads went to the standby: ${JSON.stringify(metrics)}`);
+    } finally {
+      await standby.resumeReplay();
+    }
+  });
+
+  it('a plain read is never answered by a standby lagging past DATABASE_READ_MAX_LAG', async () => {
+    const [a, b] = await instances('1s');
+    await caughtUp(b, await create(a, nextId++, 'warm'));
+    await standby.pauseReplay();
+    try {
+      const id = nextId++;
+      await create(a, id, 'while paused');
+      const written = Date.now();
+      const reads: { at: number; status: number }[] = [];
+      while (Date.now() - written < 2_500) {
+        const at = Date.now();
+        reads.push({ at: at - written, status: (await get(b, `/plants/${id}`)).status });
+      }
+      const stale = reads.filter((r) => r.status === 404);
+      // The standby served plain reads while it lagged less than the bound...
+      assert.ok(
+        stale.length > 0 && stale[0]!.at < 500,
+        `no read was served by the standby: ${JSON.stringify(reads.slice(0, 5))}`,
+      );
+      // ...and none once it lagged more: the primary has the plant.
+      const late = stale.filter((r) => r.at >= 1_000);
+      assert.deepEqual(late, [], 'reads answered by a standby lagging past 1 s');
+      assert.ok(reads.filter((r) => r.at >= 1_000).length > 10);
+      const metrics = await readMetrics(b);
+      assert.equal(metrics.usable, 0);
+      assert.ok(metrics.lag >= 1, `lag ${metrics.lag} s`);
+    } finally {
+      await standby.resumeReplay();
+    }
+    // Caught up, it serves reads again.
+    const { standby: served } = await readMetrics(b);
+    await caughtUp(b, await create(a, nextId++, 'after the pause'));
+    await get(b, '/plants?limit=1');
+    assert.ok((await readMetrics(b)).standby > served);
+  });
+
+  it('a standby that stops is left out: reads keep answering, and it is taken back once it answers', async () => {
+    const [a, b] = await instances('5s');
+    await caughtUp(b, await create(a, nextId++, 'before the stop'));
+    const paths = ['/plants?limit=5', `/plants/${nextId - 1}`, '/plants/changes?limit=5'];
+    const failures: string[] = [];
+    const load = async (until: () => boolean) => {
+      for (let i = 0; until(); i++) {
+        for (const server of [a, b]) {
+          const path = paths[i % paths.length]!;
+          const r = await get(server, path);
+          if (r.status !== 200) failures.push(`${path}: ${r.status} ${r.text}`);
+        }
+      }
+    };
+    // Readers enough that reads are in flight on the standby when it goes: those are made again
+    // on the primary, the later ones go there from the start.
+    let stopped = false;
+    const reading = Promise.all(Array.from({ length: 6 }, () => load(() => !stopped)));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await standby.stop('immediate');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    stopped = true;
+    await reading;
+    assert.deepEqual(failures, []);
+    const down = await readMetrics(b);
+    assert.equal(down.usable, 0);
+
+    // Reads while it is down go to the primary.
+    const onPrimary = down.primary;
+    await load(
+      (
+        (n) => () =>
+          n-- > 0
+      )(9),
+    );
+    assert.ok((await readMetrics(b)).primary > onPrimary);
+    assert.equal((await readMetrics(b)).standby, down.standby);
+
+    await standby.start();
+    await caughtUp(b, await create(a, nextId++, 'after the restart'));
+    await get(b, '/plants?limit=1');
+    assert.ok((await readMetrics(b)).standby > down.standby, 'the standby serves reads again');
+  });
+});

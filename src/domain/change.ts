@@ -79,3 +79,19 @@ export function followFrom(after: bigint | undefined, bounds: LogBounds): bigint
   }
   return after;
 }
+
+/**
+ * The index of the first of `items` (in ascending position order) whose position is past
+ * `position`; `items.length` when none is. A binary search: the hub's ring of recent changes and
+ * a standby's samples of the primary's position are both kept in that order.
+ */
+export function firstPast(items: readonly { position: bigint }[], position: bigint): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (items[mid]!.position <= position) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,4 +1,4 @@
-import type { Change, LogBounds } from '../domain/change.js';
+import { firstPast, type Change, type LogBounds } from '../domain/change.js';
 import type { ChangeLog } from '../store/changes.js';
 
 /** How often an instance looks at the log for changes committed elsewhere (another instance, a command). */
@@ -101,14 +101,7 @@ export class ChangeHub {
   /** Every change after `after` up to `current`, from memory; undefined when memory does not reach back that far. */
   recent(after: bigint): Change[] | undefined {
     if (after < this.ringFrom) return undefined;
-    let lo = 0;
-    let hi = this.ring.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.ring[mid]!.position <= after) lo = mid + 1;
-      else hi = mid;
-    }
-    return this.ring.slice(lo);
+    return this.ring.slice(firstPast(this.ring, after));
   }
 
   /** Resolves once `current` is past `after`, after `ms`, or when `signal` aborts: whichever comes first. */

@@ -1,4 +1,5 @@
 import { StoreUnavailableError } from '../../domain/errors.js';
+import { firstPast } from '../../domain/change.js';
 import type { StoreReads } from '../store.js';
 import { CURRENT_POSITION, postgresChanges } from './changes.js';
 import type { PostgresSettings } from './connection.js';
@@ -213,14 +214,7 @@ export class Standbys {
     const at = s.position;
     if (at === undefined) return Infinity;
     // The first position the primary was seen at that the standby lacks.
-    let lo = 0;
-    let hi = this.samples.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.samples[mid]!.position <= at) lo = mid + 1;
-      else hi = mid;
-    }
-    const missing = this.samples[lo];
+    const missing = this.samples[firstPast(this.samples, at)];
     return missing === undefined ? 0 : Math.max(0, now - missing.passedAfter);
   }
 

@@ -29,11 +29,17 @@ if (pgbouncerMissing) {
   process.exit(1);
 }
 
-const files = readdirSync('test', { recursive: true, encoding: 'utf8' })
-  .filter((f) => f.endsWith('.test.ts'))
-  .map((f) => join('test', f))
-  .filter((f) => readFileSync(f, 'utf8').includes('support/stores.js'))
-  .sort();
+// Files named on the command line (npm run test:pgbouncer -- test/x.test.ts), else every one that
+// uses the test PostgreSQL server.
+const named = process.argv.slice(2);
+const files =
+  named.length > 0
+    ? named
+    : readdirSync('test', { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.test.ts'))
+        .map((f) => join('test', f))
+        .filter((f) => readFileSync(f, 'utf8').includes('support/stores.js'))
+        .sort();
 
 const started = performance.now();
 const cluster = await Cluster.primary(await freePort(), { max_connections: SERVER_CONNECTIONS + 20 });

@@ -251,15 +251,39 @@ async function storeMustExist(query: Query, schema: string | null): Promise<void
   if (!found.tables) throw new StoreMissingError(`the schema "${schema}" holds no plant-store tables`);
 }
 
+/** What PostgreSQL says when a CREATE meets a schema, table, type or function already there. */
+const ALREADY_THERE = new Set(['23505', '42P06', '42P07', '42710']);
+
 /**
  * Applies the pending migrations in one transaction under an advisory lock keyed by the schema
  * and held to its end (a transaction's lock: nothing stays in the session), so instances starting
  * together wait for each other and the schema is migrated once. Resolves to the number applied.
+ *
+ * Once more when that transaction met something already there: a backend brings its catalogue
+ * cache up to date when a transaction starts or it locks a table, not when an advisory lock it
+ * waited on is granted. The lock's own statement looks the store's schema up (it is on the
+ * search_path) and finds it missing while the first instance creates it; a backend whose cache
+ * holds all else the migrations read (one that ran them before: behind a pooler, any) reads
+ * nothing afresh once granted the lock, and its CREATE SCHEMA IF NOT EXISTS fails on the
+ * duplicate. Its next transaction starts with what the first one committed.
  */
 export async function runMigrations(
   client: PoolClient,
   schema: string | undefined,
-  { mustExist = false }: { mustExist?: boolean } = {},
+  options: { mustExist?: boolean } = {},
+): Promise<number> {
+  try {
+    return await migrateOnce(client, schema, options);
+  } catch (err) {
+    if (!ALREADY_THERE.has((err as { code?: string }).code ?? '')) throw err;
+    return migrateOnce(client, schema, options);
+  }
+}
+
+async function migrateOnce(
+  client: PoolClient,
+  schema: string | undefined,
+  { mustExist = false }: { mustExist?: boolean },
 ): Promise<number> {
   // pg takes a per-query query_timeout (lib/client.js); @types/pg does not declare it.
   const query = (text: string, values?: unknown[]) =>
@@ -267,6 +291,13 @@ export async function runMigrations(
   // The search_path is the store's schema from the first statement on, created below if missing.
   await query(beginWith(schema, { statementTimeoutMs: MIGRATION_TIMEOUT_MS, idleMs: IDLE_IN_TRANSACTION_MS }));
   try {
+    // The lock first: the checks below are of what the instance holding it may be changing.
+    await query(
+      `SELECT pg_advisory_xact_lock(hashtext('plant-store migrations ' || ${
+        schema === undefined ? "coalesce(current_schema()::text, '')" : '$1::text'
+      }))`,
+      schema === undefined ? [] : [schema],
+    );
     const server = (
       await query(`SELECT current_setting('server_encoding') AS server_encoding, current_schema() AS current`)
     ).rows[0] as { server_encoding: string; current: string | null };
@@ -282,10 +313,6 @@ export async function runMigrations(
       );
     }
     if (mustExist) await storeMustExist(query, schema ?? server.current);
-    await query(
-      `SELECT pg_advisory_xact_lock(hashtext('plant-store migrations ' || coalesce($1::text, current_schema()::text, '')))`,
-      [schema ?? null],
-    );
     // A plain identifier (the settings checked it), quoted all the same: `user` or `select` is a
     // name PostgreSQL takes only quoted here.
     if (schema !== undefined) await query(`CREATE SCHEMA IF NOT EXISTS ${escapeIdentifier(schema)}`);

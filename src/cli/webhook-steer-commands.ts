@@ -29,8 +29,9 @@ export function webhookSteerCommands(webhook: Command, io: CliIo): void {
       if (!ENDPOINT_ID.test(id)) fail(`"${id}" is not an endpoint id (ep_ and 16 characters, as webhook list shows)`);
       const a = await withServices(io, ({ store, config }) => testWebhook(store, config, id));
       const disabled = a.endpoint.enabled ? '' : ` (disabled: ${a.endpoint.disabledReason}; sent all the same)`;
+      // Without an answer it may never have left (refused, a guarded address): "tried", not "sent".
       const lines = [
-        `sent webhook.test ${a.webhookId} to ${a.endpoint.url}${disabled}`,
+        `${a.status === null ? 'tried to send' : 'sent'} webhook.test ${a.webhookId} to ${a.endpoint.url}${disabled}`,
         a.status === null ? `no answer after ${a.ms} ms: ${a.error}` : `HTTP ${a.status} in ${a.ms} ms`,
         bodyLine(a),
       ];

@@ -175,6 +175,7 @@ for (const kind of stores) {
       // The same address guard as deliveries.
       const guarded = await cli(['webhook', 'test', a.id], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' });
       assert.equal(guarded.status, 1);
+      assert.match(guarded.stdout, /^tried to send webhook\.test msg_test_[A-Za-z0-9_-]{16} to /);
       assert.match(
         guarded.stderr,
         /^plant-store: the endpoint did not answer: EPRIVATEADDRESS: 127\.0\.0\.1 is not a public address/,

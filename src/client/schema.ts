@@ -1125,6 +1125,7 @@ export interface components {
          *     that has replayed every change up to it, or to the primary: a client reads its own
          *     writes. Without standbys every read sees every acknowledged write, and it changes
          *     nothing. A page of changes ends before it only when it is full; a stream ignores it.
+         *     At most 9223372036854775807 (400 past it).
          */
         ReadChangePosition: string;
         /**
@@ -1264,6 +1265,7 @@ export interface operations {
                  *     that has replayed every change up to it, or to the primary: a client reads its own
                  *     writes. Without standbys every read sees every acknowledged write, and it changes
                  *     nothing. A page of changes ends before it only when it is full; a stream ignores it.
+                 *     At most 9223372036854775807 (400 past it).
                  */
                 "Change-Position"?: components["parameters"]["ReadChangePosition"];
                 /**
@@ -1479,6 +1481,7 @@ export interface operations {
                 /**
                  * @description For a stream: the position of the last event received (a reconnecting
                  *     `EventSource` sends it); the stream starts after it, and `after` is ignored.
+                 *     At most 9223372036854775807 (400 past it).
                  */
                 "Last-Event-ID"?: string;
                 /**
@@ -1488,6 +1491,7 @@ export interface operations {
                  *     that has replayed every change up to it, or to the primary: a client reads its own
                  *     writes. Without standbys every read sees every acknowledged write, and it changes
                  *     nothing. A page of changes ends before it only when it is full; a stream ignores it.
+                 *     At most 9223372036854775807 (400 past it).
                  */
                 "Change-Position"?: components["parameters"]["ReadChangePosition"];
                 /**
@@ -1561,6 +1565,7 @@ export interface operations {
                  *     that has replayed every change up to it, or to the primary: a client reads its own
                  *     writes. Without standbys every read sees every acknowledged write, and it changes
                  *     nothing. A page of changes ends before it only when it is full; a stream ignores it.
+                 *     At most 9223372036854775807 (400 past it).
                  */
                 "Change-Position"?: components["parameters"]["ReadChangePosition"];
                 /**

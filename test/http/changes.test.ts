@@ -183,6 +183,12 @@ for (const kind of stores) {
           assert.match(String((res.json as { message: string }).message), /^change-position must match/);
         }
       }
+      // 19 digits the pattern lets through, past int64: no position, as ?after= says of it.
+      for (const path of ['/plants/7001', '/plants', '/plants/changes']) {
+        const res = await read(path, '9223372036854775808');
+        assert.equal(res.status, 400, path);
+        assert.equal((res.json as { message: string }).message, 'change-position must be at most 9223372036854775807');
+      }
     });
 
     it('410 for a position older than the oldest kept, past the current one, or pruned', async () => {
@@ -209,6 +215,14 @@ for (const kind of stores) {
         assert.equal(res.status, 400, id);
         assert.match(String((res.json as { message: string }).message), /^last-event-id must match/);
       }
+      const past = await t.app.inject({
+        path: '/plants/changes',
+        headers: { ...requests(t.app).auth, accept: 'text/event-stream', 'last-event-id': '9999999999999999999' },
+      });
+      assert.deepEqual(
+        [past.status, (past.json as { message: string }).message],
+        [400, 'last-event-id must be at most 9223372036854775807'],
+      );
     });
   });
 }

@@ -4,7 +4,7 @@ import { bearerCredential } from '../../auth/verify-bearer.js';
 import { InvalidInputError } from '../../domain/errors.js';
 import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
 import type { ChangeStreams } from '../change-streams.js';
-import { readsAtLeast } from '../read-position.js';
+import { positionHeader, readsAtLeast } from '../read-position.js';
 
 /** The next page's link repeats the filters, so following it keeps them. */
 function nextLink(query: ChangesInput, after: bigint): string {
@@ -48,7 +48,7 @@ export async function changeRoutes(
         let after: bigint;
         try {
           const lastEventId = request.headers['last-event-id'];
-          const from = lastEventId === undefined ? query.after : BigInt(lastEventId);
+          const from = lastEventId === undefined ? query.after : positionHeader('last-event-id', lastEventId);
           // Without a position, new changes only: from the end as the store has it now.
           after = from === undefined ? (await feed.hub.bounds()).current : await startingPoint(feed, from);
         } catch (err) {

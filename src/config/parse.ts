@@ -36,11 +36,16 @@ export const httpUrl: Parse<string> = (v, name) => {
   throw new ConfigError(`${name} must be an http:// or https:// URL (got "${v.replace(/\/\/[^@/]*@/, '//***@')}")`);
 };
 
-export const duration: Parse<number> = (v, name) => {
-  const ms = parseDuration(v);
-  if (ms === undefined) throw new ConfigError(`${name} must look like 24h, 90m, 3600s, 7d or 2w (got "${v}")`);
-  return ms;
-};
+/** A whole number of seconds, minutes, hours, days or weeks; `examples` say what suits the setting. */
+export const durationLike =
+  (examples: string): Parse<number> =>
+  (v, name) => {
+    const ms = parseDuration(v);
+    if (ms === undefined) throw new ConfigError(`${name} must look like ${examples} (got "${v}")`);
+    return ms;
+  };
+
+export const duration = durationLike('24h, 90m, 3600s, 7d or 2w');
 
 export function oneOf<const T extends string>(values: readonly T[]): Parse<T> {
   return (v, name) => {

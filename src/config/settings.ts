@@ -61,7 +61,7 @@ export const SETTINGS = {
     doc: 'a standby further behind the primary than this (`2s`, `1m`) serves no read until it catches up',
     default: 5_000,
     shown: '`5s`',
-    parse: p.duration,
+    parse: p.durationLike('2s, 30s or 1m: a whole number of seconds or more, at least 1s'),
   }),
   sqliteCheckpointPages: given({
     env: 'SQLITE_CHECKPOINT_PAGES',

@@ -208,6 +208,20 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
       [['created', 90002]],
     );
     const delivered = async () => hook.requests.some((r) => JSON.parse(r.body).id === 90002);
-    assert.ok(await pollUntil(delivered, 10_000, 50), 'the webhook of a write on the new primary is delivered');
+    const pending = async () =>
+      (
+        await standby.sql<{ n: string }>(
+          `SELECT count(*) AS n FROM ${SCHEMA}.deliveries WHERE state = 'pending' AND event_seq < $1`,
+          [position],
+        )
+      )[0]!.n;
+    const ahead = await pending();
+    const sentBefore = hook.requests.length;
+    const took = Date.now();
+    assert.ok(
+      await pollUntil(delivered, 10_000, 50),
+      `the webhook of a write on the new primary is delivered (${ahead} deliveries were pending ahead of it; ` +
+        `${hook.requests.length - sentBefore} sent in ${Date.now() - took} ms, ${await pending()} still pending)`,
+    );
   });
 });

@@ -26,6 +26,10 @@ export async function startServer(services: Services): Promise<RunningServer> {
     if (previous !== undefined)
       log.warn({ primary, previous }, 'the database primary changed: writes go to the new one');
   });
+  services.store.watchStandbys?.(({ host, usable, why }) => {
+    if (usable) log.info({ standby: host }, 'a standby serves reads again');
+    else log.warn({ standby: host, why }, `a standby is left out of the reads: ${why}`);
+  });
   if (config.bootstrapToken !== undefined) await ensureToken(services);
 
   const app = await buildApp(services);

@@ -41,6 +41,11 @@ export interface Store {
    * of the one before (undefined at start), for the log.
    */
   watchPrimary?(listener: (primary: string, previous: string | undefined) => void): void;
+  /**
+   * PostgreSQL with standbys (DATABASE_READ_URL): `listener` is told each time a standby is left
+   * out of the reads (`why`: unreachable, or its lag past the bound) and when it serves them again.
+   */
+  watchStandbys?(listener: (change: StandbyChange) => void): void;
   /** A line about the state the store was opened in, for the operator, when something is off. */
   readonly notice: string | undefined;
   /**
@@ -80,6 +85,13 @@ export interface StoreReads {
 }
 
 /** One database that serves reads, as /metrics shows it. */
+/** A standby that stopped or started serving reads; `why` says what left it out. */
+export interface StandbyChange {
+  host: string;
+  usable: boolean;
+  why?: string;
+}
+
 export interface ReadHost {
   /** `host:port`. */
   host: string;

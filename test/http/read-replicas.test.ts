@@ -78,6 +78,14 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
     return servers as [ServerProcess, ServerProcess];
   }
 
+  /** The instance's log lines about its standby leaving or rejoining the reads. */
+  const standbyLines = (server: ServerProcess) =>
+    server.stdout
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string; standby?: string; why?: string })
+      .filter((l) => l.standby !== undefined)
+      .map(({ level, msg, standby: host, why }) => ({ level, msg, host, why }));
+
   /** Until the instance's standby is usable and has replayed `position`: plain reads see it there. */
   async function caughtUp(server: ServerProcess, position: bigint): Promise<void> {
     const seen = await pollUntil(async () => {
@@ -170,14 +178,25 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
       const metrics = await readMetrics(b);
       assert.equal(metrics.usable, 0);
       assert.ok(metrics.lag >= 1, `lag ${metrics.lag} s`);
+      // The log says so once, with how far behind it was.
+      const [left, ...more] = standbyLines(b);
+      assert.deepEqual(more, [], JSON.stringify(more));
+      assert.equal(left?.level, 40);
+      assert.equal(left?.host, `127.0.0.1:${STANDBY_PORT}`);
+      assert.match(left!.why!, /^[0-9]+\.[0-9] s behind, past DATABASE_READ_MAX_LAG \(1 s\)$/);
+      assert.equal(left!.msg, `a standby is left out of the reads: ${left!.why}`);
     } finally {
       await standby.resumeReplay();
     }
-    // Caught up, it serves reads again.
+    // Caught up, it serves reads again, and the log says that too.
     const { standby: served } = await readMetrics(b);
     await caughtUp(b, await create(a, nextId++, 'after the pause'));
     await get(b, '/plants?limit=1');
     assert.ok((await readMetrics(b)).standby > served);
+    assert.ok(
+      await pollUntil(async () => standbyLines(b).at(-1)?.msg === 'a standby serves reads again', 2_000),
+      JSON.stringify(standbyLines(b)),
+    );
   });
 
   it('a standby that stops is left out: reads keep answering, and it is taken back once it answers', async () => {
@@ -206,6 +225,10 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
     assert.deepEqual(failures, []);
     const down = await readMetrics(b);
     assert.equal(down.usable, 0);
+    assert.ok(
+      await pollUntil(async () => standbyLines(b).some((l) => l.level === 40 && l.why === 'unreachable'), 2_000),
+      JSON.stringify(standbyLines(b)),
+    );
 
     // Reads while it is down go to the primary.
     const onPrimary = down.primary;

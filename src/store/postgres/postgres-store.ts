@@ -2,7 +2,7 @@ import { StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
 import type { ChangeLog } from '../changes.js';
 import type { StoreKind } from '../schema-versions.js';
-import type { ReadHost, Store, StoreHealth, StoreReads } from '../store.js';
+import type { ReadHost, StandbyChange, Store, StoreHealth, StoreReads } from '../store.js';
 import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { postgresRestore, postgresSnapshot } from './backup.js';
@@ -143,6 +143,10 @@ export class PostgresStore implements Store {
 
   watchPrimary(listener: (primary: string, previous: string | undefined) => void): void {
     this.pool.primary.onChange(listener);
+  }
+
+  watchStandbys(listener: (change: StandbyChange) => void): void {
+    this.standbys?.onChange(listener);
   }
 
   /** Operations waiting for a pooled connection or a batch: how far this instance has fallen behind. */

@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { firstPast } from '../../domain/change.js';
-import type { StoreReads } from '../store.js';
+import type { StandbyChange, StoreReads } from '../store.js';
 import { CURRENT_POSITION, postgresChanges } from './changes.js';
 import type { PostgresSettings } from './connection.js';
 import { PlantReads } from './plant-reads.js';
@@ -174,6 +174,38 @@ export class Standbys {
 
   private async lookAll(): Promise<void> {
     await Promise.all([this.lookAtPrimary(), ...this.standbys.map((s) => s.look())]);
+    this.tellChanges();
+  }
+
+  /** Listeners told when a standby is left out of the reads or serves them again. */
+  private readonly listeners: ((change: StandbyChange) => void)[] = [];
+  /** What each standby was last told as; none until known (a first look's lag is not). */
+  private readonly told = new Map<Standby, boolean>();
+
+  onChange(listener: (change: StandbyChange) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * After each look: a standby that became usable or stopped being so is told once. At start
+   * nothing is told of one that serves reads, nor of one whose lag is not known yet (the first
+   * look cannot date what it lacks): only of one left out for a reason known.
+   */
+  private tellChanges(): void {
+    const now = Date.now();
+    for (const s of this.standbys) {
+      const usable = this.usable(s);
+      const before = this.told.get(s);
+      const lag = this.lagMs(s, now);
+      if (usable === before || (before === undefined && (usable || (s.reachable && lag === Infinity)))) {
+        if (before === undefined && usable) this.told.set(s, true);
+        continue;
+      }
+      this.told.set(s, usable);
+      const behind = lag === Infinity ? 'its lag is not known' : `${(lag / 1000).toFixed(1)} s behind`;
+      const why = !s.reachable ? 'unreachable' : `${behind}, past DATABASE_READ_MAX_LAG (${this.maxLagMs / 1000} s)`;
+      for (const listener of this.listeners) listener({ host: s.host, usable, ...(!usable && { why }) });
+    }
   }
 
   private async lookAtPrimary(): Promise<void> {

@@ -32,25 +32,34 @@ describe('the dispatcher’s statements on a table PostgreSQL has no statistics 
   const buffers: number[] = [];
   /** Runs each statement under EXPLAIN ANALYZE: its rows are lost, its buffers counted. */
   const explained: Run = async (query) => {
-    const { rows } = await client.query({
-      text: `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query.text}`,
-      values: query.values,
-    });
+    const rows = await sql(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query.text}`, query.values);
     const plan = (rows[0] as { 'QUERY PLAN': { Plan: PlanNode }[] })['QUERY PLAN'][0]!.Plan;
     buffers.push(plan['Shared Hit Blocks'] + plan['Shared Read Blocks']);
     return [];
   };
   const outbox = () => postgresOutbox(explained, (work) => work(explained));
+  let schema: string;
+  /** One statement in the store's schema, in a transaction of its own: behind PgBouncer no session holds a search_path. */
+  const sql = async (text: string, values?: unknown[]) => {
+    await client.query(`BEGIN; SET LOCAL search_path = ${schema}`);
+    try {
+      const { rows } = await client.query({ text, values });
+      await client.query('COMMIT');
+      return rows as Record<string, unknown>[];
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
+    }
+  };
 
   before(async () => {
     db = createTestStore('postgres');
     store = (await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 2 })).store;
-    const schema = new URL(db.databaseUrl).searchParams.get('schema')!;
+    schema = new URL(db.databaseUrl).searchParams.get('schema')!;
     client = new pg.Client({ connectionString: POSTGRES_URL });
     await client.connect();
-    await client.query(`SET search_path = ${schema}`);
     // No ANALYZE may come, whatever the time the test takes.
-    await client.query(`ALTER TABLE deliveries SET (autovacuum_enabled = false);
+    await sql(`ALTER TABLE deliveries SET (autovacuum_enabled = false);
                         ALTER TABLE webhook_endpoints SET (autovacuum_enabled = false)`);
     await store.webhooks.insertEndpoint({
       id: ENDPOINT,
@@ -64,17 +73,15 @@ describe('the dispatcher’s statements on a table PostgreSQL has no statistics 
     const plants = Array.from({ length: PENDING }, (_, i) => plantRecord(BigInt(i + 1), `p${i}`, undefined));
     await store.plants.writeAll(plants.map((plant) => ({ kind: 'create' as const, plant })));
     // Most are being sent (leased): a look goes past them to the first it may claim.
-    await client.query(
+    await sql(
       `UPDATE deliveries SET locked_until = 9000000000000000
        WHERE event_seq IN (SELECT event_seq FROM deliveries ORDER BY event_seq LIMIT ${LEASED})`,
     );
-    const [{ n, analyzed }] = (
-      await client.query(
-        `SELECT (SELECT count(*) FROM deliveries WHERE state = 'pending')::int AS n,
-                (SELECT last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL FROM pg_stat_user_tables
-                  WHERE relid = 'deliveries'::regclass) AS analyzed`,
-      )
-    ).rows as [{ n: number; analyzed: boolean }];
+    const [{ n, analyzed }] = (await sql(
+      `SELECT (SELECT count(*) FROM deliveries WHERE state = 'pending')::int AS n,
+              (SELECT last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL FROM pg_stat_user_tables
+                WHERE relid = 'deliveries'::regclass) AS analyzed`,
+    )) as [{ n: number; analyzed: boolean }];
     assert.deepEqual([n, analyzed], [PENDING, false]);
   });
   after(async () => {
@@ -94,9 +101,9 @@ describe('the dispatcher’s statements on a table PostgreSQL has no statistics 
     buffers.length = 0;
     await outbox().claimDeliveries(Date.now(), Date.now() + 60_000, new Map([[ENDPOINT, 16]]));
     assert.ok(buffers[0]! < MOST_BUFFERS, `read ${buffers[0]} buffers for ${PENDING} pending deliveries`);
-    const claimed = await client.query(
+    const [claimed] = await sql(
       `SELECT count(*)::int AS n FROM deliveries WHERE locked_until IS NOT NULL AND locked_until < 9000000000000000`,
     );
-    assert.equal(claimed.rows[0].n, 16);
+    assert.equal(claimed!.n, 16);
   });
 });

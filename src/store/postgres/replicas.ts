@@ -196,9 +196,10 @@ export class Standbys {
     for (const s of this.standbys) {
       const usable = this.usable(s);
       const before = this.told.get(s);
+      if (usable === before) continue;
       const lag = this.lagMs(s, now);
-      if (usable === before || (before === undefined && (usable || (s.reachable && lag === Infinity)))) {
-        if (before === undefined && usable) this.told.set(s, true);
+      if (before === undefined && (usable || (s.reachable && lag === Infinity))) {
+        if (usable) this.told.set(s, true);
         continue;
       }
       this.told.set(s, usable);

@@ -22,6 +22,7 @@ import {
   type StoreKind,
   type TestStore,
 } from '../support/stores.js';
+import { storedEndpoint } from '../support/endpoint.js';
 
 /** Each store's parts of a backup (the tables each kind covers) and the tables it leaves out. */
 const PARTS: Record<
@@ -108,15 +109,7 @@ for (const kind of stores) {
       const snapshot = await s.store.openSnapshot();
       try {
         await s.store.plants.write({ kind: 'create', plant: { id: 2n, name: 'after' } });
-        await s.store.webhooks.insertEndpoint({
-          id: 'ep_TestEndpoint0001',
-          url: 'http://127.0.0.1:9/hook',
-          events: ['plant.created'],
-          secret: 'whsec_AAAA',
-          enabled: true,
-          disabledReason: null,
-          createdAt: new Date(),
-        });
+        await s.store.webhooks.insertEndpoint(storedEndpoint('ep_TestEndpoint0001'));
         assert.equal(snapshot.schemaVersion, KNOWN_SCHEMA_VERSIONS[kind]);
         const seen: Record<string, unknown[]> = {};
         for (const [name, part] of Object.entries(snapshot.records)) {

@@ -13,6 +13,7 @@ import { postgresOutbox } from '../../src/store/postgres/outbox.js';
 import type { Run } from '../../src/store/postgres/rows.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestStore, POSTGRES_URL, suiteOptions, type TestStore } from '../support/stores.js';
+import { storedEndpoint } from '../support/endpoint.js';
 
 const PENDING = 3_000;
 const LEASED = 2_400;
@@ -61,15 +62,7 @@ describe('the dispatcher’s statements on a table PostgreSQL has no statistics 
     // No ANALYZE may come, whatever the time the test takes.
     await sql(`ALTER TABLE deliveries SET (autovacuum_enabled = false);
                         ALTER TABLE webhook_endpoints SET (autovacuum_enabled = false)`);
-    await store.webhooks.insertEndpoint({
-      id: ENDPOINT,
-      url: 'http://127.0.0.1:9/hook',
-      events: ['plant.created'],
-      secret: 'whsec_AAAA',
-      enabled: true,
-      disabledReason: null,
-      createdAt: new Date(),
-    });
+    await store.webhooks.insertEndpoint(storedEndpoint(ENDPOINT));
     const plants = Array.from({ length: PENDING }, (_, i) => plantRecord(BigInt(i + 1), `p${i}`, undefined));
     await store.plants.writeAll(plants.map((plant) => ({ kind: 'create' as const, plant })));
     // Most are being sent (leased): a look goes past them to the first it may claim.

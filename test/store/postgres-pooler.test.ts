@@ -11,6 +11,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { PgBouncer, skipWithoutPgBouncer } from '../support/pgbouncer.js';
 import { postgresSql, POSTGRES_URL, suiteOptions } from '../support/stores.js';
+import { storedEndpoint } from '../support/endpoint.js';
 
 const options = { ...suiteOptions('postgres'), ...(skipWithoutPgBouncer && { skip: skipWithoutPgBouncer }) };
 
@@ -74,15 +75,7 @@ describe('the store behind PgBouncer in transaction mode, one server connection 
     await Promise.all(
       stores.map(async (store, s) => {
         const mark = `store${s}`;
-        await store.webhooks.insertEndpoint({
-          id: `ep_${mark}`,
-          url: 'http://127.0.0.1:9/hook',
-          events: ['plant.created'],
-          secret: 'whsec_AAAA',
-          enabled: true,
-          disabledReason: null,
-          createdAt: new Date(),
-        });
+        await store.webhooks.insertEndpoint(storedEndpoint(`ep_${mark}`));
         // Several at once on each store: its four connections wait for the one server connection.
         for (let round = 0; round < 5; round++) {
           await Promise.all(Array.from({ length: 4 }, (_, k) => work(store, round * 4 + k, mark)));

@@ -2,12 +2,13 @@
 // does not exist, exits 1 with one line naming the DATABASE_URL it resolved, and creates nothing:
 // no file, no directory, no schema, no table. A start refused before it serves leaves no file.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { cli, runCli, type CliResult } from '../support/cli.js';
-import { createTestStore, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
+import { createTestStore, POSTGRES_URL, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
 
 /** Every command that works on a store, but migrate and restore (which create one). */
 const COMMANDS = [
@@ -112,6 +113,19 @@ describe('commands on a PostgreSQL store that does not exist', suiteOptions('pos
     const r = await cli(['token', 'create', '--name', 'x'], { DATABASE_URL: s.databaseUrl });
     assertNoStore(r, s.databaseUrl.replace('postgres@', '***@'), /holds no plant-store tables/);
     assert.equal(await tablesIn(schema), 0);
+  });
+
+  it('a database that does not exist is named with the URL, as a missing schema is', async () => {
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/plant_store_no_db_${randomBytes(6).toString('hex')}`;
+    for (const args of [['token', 'list'], ['export']]) {
+      const r = await cli(args, { DATABASE_URL: url.href });
+      assertNoStore(
+        r,
+        url.href.replace('postgres@', '***@'),
+        /the database "plant_store_no_db_[0-9a-f]+" does not exist/,
+      );
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../../domain/errors.js';
+import { StoreMissingError, StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
 import type { ChangeLog } from '../changes.js';
 import type { StoreKind } from '../schema-versions.js';
@@ -119,7 +119,17 @@ export class PostgresStore implements Store {
   }
 
   migrate(): Promise<number> {
-    return this.pool.withClient((client) => runMigrations(client, this.schema, { mustExist: this.mustExist }));
+    return this.pool
+      .withClient((client) => runMigrations(client, this.schema, { mustExist: this.mustExist }))
+      .catch((err: unknown) => {
+        // 3D000, invalid_catalog_name: the URL's database does not exist. To a command that needs
+        // a store, that is no store, said with the URL like a missing schema (migrate creates
+        // neither a database nor, here, anything else).
+        if (this.mustExist && (err as { code?: unknown } | null)?.code === '3D000') {
+          throw new StoreMissingError(`the ${(err as Error).message} (create it first: CREATE DATABASE)`);
+        }
+        throw err;
+      });
   }
 
   /**

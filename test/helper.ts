@@ -44,6 +44,8 @@ export interface TestAppOptions {
   /** Capture log lines (at info level unless env says otherwise) in `logs`. */
   logs?: boolean;
   token?: string;
+  /** Send webhooks only once `listen()` is called, as `plant-store serve` does (tests of that). */
+  webhooksOnListen?: boolean;
 }
 
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -72,6 +74,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   await bootstrapToken(services.store, token);
   const app = await buildApp(services);
   await app.ready();
+  // Served through inject, the app never listens: the dispatcher starts here (lifecycle.ts).
+  if (!options.webhooksOnListen) services.dispatcher.start();
   let closed = false;
   return {
     app,

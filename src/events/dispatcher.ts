@@ -57,6 +57,7 @@ export class Dispatcher {
   }
 
   start(): void {
+    if (this.running) return;
     this.running = true;
     this.schedule(0);
   }

@@ -5,7 +5,7 @@ import { HttpError } from '../http-error.js';
 
 /**
  * The app's life: once closing starts, new requests get 503 with `Connection: close` while the
- * ones in flight finish; the webhook dispatcher runs while the app is ready, is woken by each
+ * ones in flight finish; the webhook dispatcher runs while the app listens, is woken by each
  * successful write (it may have written outbox rows), and stops before the app has closed; so
  * does the change log's hub (feed/hub.ts), which follows the log's end for the feed.
  */
@@ -25,6 +25,11 @@ export const lifecyclePlugin = fp<{ dispatcher: Dispatcher; hub: ChangeHub }>(
     });
     app.addHook('onReady', async () => {
       await hub.start();
+    });
+    // Only a server that listens sends webhooks: a start that fails to listen (its port taken,
+    // its host unknown) closes again and must not have sent any meanwhile. In-process (tests
+    // that inject) the dispatcher is started by whoever serves the app.
+    app.addHook('onListen', async () => {
       dispatcher.start();
     });
     // Attempts in flight are cut short and recorded before the store closes.

@@ -40,7 +40,10 @@ export function tokenCommands(program: Command, io: CliIo): void {
       let expiresAt: Date | null = null;
       if (opts.expiresIn !== undefined) {
         const ms = parseDuration(opts.expiresIn);
-        if (ms === undefined) fail(`--expires-in must look like 30d, 12h, 90m, 3600s or 2w (got "${opts.expiresIn}")`);
+        if (ms === undefined)
+          fail(
+            `--expires-in must be a whole number from 1 with a unit (s, m, h, d or w), like 30d, 12h, 90m or 2w (got "${opts.expiresIn}")`,
+          );
         if (ms > MAX_TOKEN_LIFETIME_MS) {
           fail(`--expires-in must be at most 3650d (10 years; 521w, 87600h) (got "${opts.expiresIn}")`);
         }

@@ -77,6 +77,17 @@ for (const store of stores) {
         assert.deepEqual(await list(env), []);
       });
 
+      it('a lifetime of no time, or not a lifetime at all, with one line saying what one looks like', async () => {
+        const env = await fresh();
+        for (const bad of ['0d', '0', '30', '1.5d', '-1d', '30 d', '30D', 'd', '']) {
+          assertOneLineFailure(
+            await cli(['token', 'create', '--name', 'x', '--expires-in', bad], env),
+            /--expires-in must be a whole number from 1 with a unit \(s, m, h, d or w\)/,
+          );
+        }
+        assert.deepEqual(await list(env), []);
+      });
+
       it('a lifetime of exactly 10 years is accepted and dated 10 years ahead', async () => {
         const env = await fresh();
         for (const ok of ['3650d', '521w', '87600h']) {

@@ -98,6 +98,10 @@ describe('loadConfig', () => {
     for (const [env, why] of [
       [{ DATABASE_READ_URL: 'postgres://u@db2/plants' }, /needs a postgres:\/\/ DATABASE_URL/],
       [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants?schema=other' }, /schema=other differs/],
+      [
+        { DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants?sslmode=requir' },
+        /^DATABASE_READ_URL sslmode must be/,
+      ],
       [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2,,db3/plants' }, /host list/],
       [{ DATABASE_URL: primary, DATABASE_READ_URL: 'sqlite:x.db' }, /one host or several/],
       [{ DATABASE_URL: primary, DATABASE_READ_URL: 'postgres://u@db2/plants?schema=pg_x' }, /PostgreSQL's/],
@@ -198,6 +202,8 @@ describe('loadConfig', () => {
     [{ MAX_WRITE_BACKLOG: '-5' }, 'MAX_WRITE_BACKLOG'],
     [{ DATABASE_URL: 'postgres:db' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'postgres://h/db?schema=Bad-Name' }, 'DATABASE_URL'],
+    // pg took any other sslmode as some TLS: a server without it answered "does not support SSL".
+    [{ DATABASE_URL: 'postgres://h/db?sslmode=bogus' }, 'DATABASE_URL'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
     [{ DATABASE_POOL_SIZE: 'ten' }, 'DATABASE_POOL_SIZE'],
     [{ WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE'],

@@ -1,6 +1,6 @@
 // DATABASE_URL: which store, and for PostgreSQL which hosts. A libpq URL may name several hosts
 // (`postgres://user@db1:5432,db2:5432/plants`); the store writes to the one that is the primary.
-import { ConfigError, redactPassword, schemaNameProblem, type Parse } from './parse.js';
+import { ConfigError, postgresParametersProblem, redactPassword, type Parse } from './parse.js';
 
 /** One host of a postgres:// URL's list. */
 export interface PostgresHost {
@@ -56,8 +56,7 @@ function databaseUrlProblem(url: string): string | undefined {
   if (!/^postgres(ql)?:\/\//.test(url)) return 'must be sqlite:<path> or postgres://user@host:port/database';
   const hosts = hostsOf(url);
   if (typeof hosts === 'string') return hosts;
-  const schema = new URL(hosts[0]!.url).searchParams.get('schema');
-  return schema === null ? undefined : schemaNameProblem(schema);
+  return postgresParametersProblem(hosts[0]!.url);
 }
 
 export const databaseUrl: Parse<string> = (url, name) => {

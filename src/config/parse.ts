@@ -83,6 +83,22 @@ export function schemaNameProblem(name: string): string | undefined {
  * The URL as it may appear in an error line: never with its password, even one holding / or @,
  * nor one given as a parameter (`?password=`, `?sslpassword=`).
  */
+/** The sslmode values libpq takes, and pg's no-verify. */
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+
+/**
+ * What is wrong with a postgres:// URL's parameters that the store reads: `?schema=`, and an
+ * `sslmode` pg would not refuse but take as some TLS (`sslmode=bogus` connected with TLS, and a
+ * server without it answered "does not support SSL connections").
+ */
+export function postgresParametersProblem(url: string): string | undefined {
+  const params = new URL(url).searchParams;
+  const mode = params.get('sslmode');
+  if (mode !== null && !SSL_MODES.includes(mode)) return `sslmode must be one of ${SSL_MODES.join(', ')}`;
+  const schema = params.get('schema');
+  return schema === null ? undefined : schemaNameProblem(schema);
+}
+
 export const redactPassword = (url: string) =>
   url.replace(/\/\/.*@/, '//***@').replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***');
 

@@ -13,9 +13,18 @@ const UNSHOWABLE = /[\p{Cc}\p{Zl}\p{Zp}\u202a-\u202e\u2066-\u2069]/gu;
 
 const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
-/** A failure as one line: what it quotes back (an argument, a driver's message) shown as escapes. */
+/** The most of a failure's line shown: an argument of 100,000 characters was quoted back whole. */
+const MOST = 1000;
+
+/**
+ * A failure as one line: what it quotes back (an argument, a driver's message) shown as escapes,
+ * cut after MOST characters (never between the two halves of a surrogate pair).
+ */
 export function oneLine(text: string): string {
-  return text.replace(UNSHOWABLE, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const line = text.replace(UNSHOWABLE, (c) => ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (line.length <= MOST) return line;
+  const end = /[\uDC00-\uDFFF]/.test(line.charAt(MOST)) ? MOST - 1 : MOST;
+  return `${line.slice(0, end)}… (${line.length - end} more characters)`;
 }
 
 /** A `--json` listing: one JSON document (an array), as gh, kubectl and npm print, on one line. */

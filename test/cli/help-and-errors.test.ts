@@ -60,6 +60,13 @@ describe('usage errors', () => {
       ['webhook', 'test', 'ep_1\n\u001b[2Jep_2\u2028'],
       /^plant-store: "ep_1\\n\\u001b\[2Jep_2\\u2028" is not an endpoint id [^\n]*\n$/,
     ],
+    [
+      // Quoted back in part: 100,000 characters made a line of 100,000.
+      'an argument of 100,000 characters',
+      // The cut falls between the halves of a 🌿 (after the quote, each takes two): before it.
+      ['webhook', 'test', '🌿'.repeat(50_000)],
+      /^plant-store: "(🌿){499}… \(99[0-9]{3} more characters\)\n$/u,
+    ],
   ] as const) {
     it(`${what} is one line in the style of every failure`, async () => {
       const r = await cli([...args]);

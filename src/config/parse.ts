@@ -99,8 +99,17 @@ export function postgresParametersProblem(url: string): string | undefined {
   return schema === null ? undefined : schemaNameProblem(schema);
 }
 
+/**
+ * The URL without its password: the user name stays (it says which role connected), what follows
+ * its first `:` up to the last `@` goes, as does a `password=` parameter.
+ */
 export const redactPassword = (url: string) =>
-  url.replace(/\/\/.*@/, '//***@').replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***');
+  url
+    .replace(
+      /\/\/(.*)@/,
+      (_, info: string) => `//${info.includes(':') ? `${info.slice(0, info.indexOf(':'))}:***` : info}@`,
+    )
+    .replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1***');
 
 export const bootstrapToken: Parse<string> = (v, name) => {
   if (v.length >= 20 && isWellFormedToken(v)) return v;

@@ -91,7 +91,7 @@ describe('commands on a PostgreSQL store that does not exist', suiteOptions('pos
       const r = await cli(args, { DATABASE_URL: url.href, WEBHOOK_ALLOW_PRIVATE: 'true' }, '{"id":1,"name":"a"}\n');
       assertNoStore(
         r,
-        url.href.replace('postgres:hunter2@', '***@'),
+        url.href.replace('postgres:hunter2@', 'postgres:***@'),
         new RegExp(`the schema "${schema}" does not exist`),
       );
       assert.doesNotMatch(r.stderr, /hunter2/);
@@ -111,7 +111,7 @@ describe('commands on a PostgreSQL store that does not exist', suiteOptions('pos
     const schema = new URL(s.databaseUrl).searchParams.get('schema')!;
     await postgresSql(`CREATE SCHEMA ${schema}`);
     const r = await cli(['token', 'create', '--name', 'x'], { DATABASE_URL: s.databaseUrl });
-    assertNoStore(r, s.databaseUrl.replace('postgres@', '***@'), /holds no plant-store tables/);
+    assertNoStore(r, s.databaseUrl, /holds no plant-store tables/);
     assert.equal(await tablesIn(schema), 0);
   });
 
@@ -120,11 +120,7 @@ describe('commands on a PostgreSQL store that does not exist', suiteOptions('pos
     url.pathname = `/plant_store_no_db_${randomBytes(6).toString('hex')}`;
     for (const args of [['token', 'list'], ['export']]) {
       const r = await cli(args, { DATABASE_URL: url.href });
-      assertNoStore(
-        r,
-        url.href.replace('postgres@', '***@'),
-        /the database "plant_store_no_db_[0-9a-f]+" does not exist/,
-      );
+      assertNoStore(r, url.href, /the database "plant_store_no_db_[0-9a-f]+" does not exist/);
     }
   });
 });

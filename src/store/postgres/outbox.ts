@@ -12,8 +12,12 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
   return {
     ...postgresRedeliver(transaction),
     async endpointsDue(now: number): Promise<EndpointsDue> {
+      // A scalar subquery with LIMIT 1 rather than EXISTS: PostgreSQL may answer an EXISTS for
+      // every endpoint at once, by reading every due delivery (and checking its plant's order),
+      // which it chose on a table without statistics (0.3 s a look with 50,000 pending). This
+      // form is run endpoint by endpoint and stops at the first delivery it may claim.
       const rows = await run<{ id: string; due: boolean }>({
-        text: `SELECT e.id, EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = e.id AND ${CLAIMABLE}) AS due
+        text: `SELECT e.id, (SELECT true FROM deliveries d WHERE d.endpoint_id = e.id AND ${CLAIMABLE} LIMIT 1) IS NOT NULL AS due
                FROM webhook_endpoints e WHERE e.enabled ORDER BY e.created_at, e.id`,
         values: [String(now)],
       });

@@ -1083,7 +1083,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The store or the identity provider's keys are unavailable (a database that cannot be reached or did not answer within a few seconds, or a store that cannot take writes: a full disk, a failed sync, a read-only standby), the server is overloaded, or it is shutting down; retry after the given number of seconds. A write answered 503 may or may not have been applied: retrying it is safe. */
+        /** @description The store or the identity provider's keys are unavailable (a database that cannot be reached or did not answer within a few seconds, or a store that cannot take writes: a full disk, a failed sync, a read-only standby), the store is busy (PostgreSQL: a write waited for rows other writes hold until its time was spent, or lost a deadlock twice; the message is then `the store is busy with other writes; retry later` and nothing of it was applied), the server is overloaded, or it is shutting down; retry after the given number of seconds. A write answered 503 may or may not have been applied: retrying it is safe. */
         Unavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];

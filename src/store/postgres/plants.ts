@@ -24,6 +24,14 @@ import { oneByOne, plantFromRow, type PlantRow, type Run } from './rows.js';
  */
 const WRITE_CONNECTIONS = 1;
 
+/**
+ * The server cancels a batch of writes this long before its callers stop waiting, so that a batch
+ * held up by other transactions' locks is answered with the server's reason (busy: errors.ts)
+ * rather than with the callers' own time-out, which cannot tell a lock wait from a database that
+ * does not answer (unavailable).
+ */
+const SERVER_FIRST_MS = 200;
+
 /** A deadlock or a serialization failure: the transaction may simply be run again. */
 function conflicted(err: unknown): boolean {
   const code = ((err instanceof StoreUnavailableError ? err.cause : err) as { code?: unknown } | undefined)?.code;
@@ -48,7 +56,8 @@ export class PostgresPlants implements PlantStore {
   ) {
     const budget = { ms: OPERATION_BUDGET_MS, late };
     this.writes = new Batcher(
-      (batch, timeoutMs) => this.writeTogether(batch, Date.now() + timeoutMs),
+      (batch, timeoutMs) =>
+        this.writeTogether(batch, Date.now() + (timeoutMs > SERVER_FIRST_MS ? timeoutMs - SERVER_FIRST_MS : timeoutMs)),
       Math.min(WRITE_CONNECTIONS, poolSize),
       budget,
     );

@@ -1,0 +1,63 @@
+// Writes held up by other work on the same plants (another instance's batch, an operator's
+// transaction) on PostgreSQL: once their wait reaches the request's time, they are answered 503
+// "the store is busy with other writes; retry later" with Retry-After, not "unavailable", which
+// says the database is away; nothing of theirs is applied, and the same write succeeds once the
+// rows are free.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { send, type RawRequest } from '../support/http.js';
+import { POSTGRES_URL, suiteOptions } from '../support/stores.js';
+
+const BUSY = 'the store is busy with other writes; retry later';
+
+describe('writes waiting for rows another transaction holds (PostgreSQL)', suiteOptions('postgres'), () => {
+  let server: TestApp;
+  let holder: pg.Client;
+  before(async () => {
+    server = await buildTestApp({ store: 'postgres' });
+    holder = new pg.Client({ connectionString: POSTGRES_URL });
+    await holder.connect();
+  });
+  after(async () => {
+    await holder?.end();
+    await server?.close();
+  });
+
+  it('are 503 busy with Retry-After once their time is spent, nothing applied; then served', async () => {
+    const json = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+    const created = await send(server, { method: 'POST', path: '/plants', headers: json, body: '{"id":1,"name":"a"}' });
+    assert.equal(created.status, 200);
+    const writes: RawRequest[] = [
+      {
+        method: 'PATCH',
+        path: '/plants/1',
+        headers: { ...json, 'content-type': 'application/merge-patch+json' },
+        body: '{"tag":"x"}',
+      },
+      {
+        method: 'POST',
+        path: '/plants/batch',
+        headers: json,
+        body: '{"operations":[{"op":"create","plant":{"id":2,"name":"b"}},{"op":"patch","id":1,"patch":{"tag":"y"}}]}',
+      },
+    ];
+    const schema = new URL(server.databaseUrl).searchParams.get('schema')!;
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM ${pg.escapeIdentifier(schema)}.plants WHERE id = 1 FOR UPDATE`);
+    try {
+      const answers = await Promise.all(writes.map((w) => send(server, w)));
+      assert.deepEqual(
+        answers.map((r) => [r.status, (r.json as { message?: string }).message, r.headers['retry-after']]),
+        writes.map(() => [503, BUSY, '1']),
+        'the single PATCH, then the batch',
+      );
+    } finally {
+      await holder.query('ROLLBACK');
+    }
+    const auth = { authorization: `Bearer ${server.token}` };
+    assert.equal((await send(server, { path: '/plants/2', headers: auth })).status, 404, 'the batch applied nothing');
+    for (const w of writes) assert.equal((await send(server, w)).status, 200, w.path);
+  });
+});

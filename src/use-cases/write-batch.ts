@@ -50,11 +50,14 @@ function sameId(id: bigint, member: 'plant' | 'patch', inBody: number | bigint |
 
 /**
  * `ifMatch` is one entity tag (or `*`), compared as If-Match compares: strongly, so a weak tag
- * (`W/"x"`) equals no ETag and the operation is 412, as a single write's `If-Match: W/"x"` is.
+ * (`W/"x"`, even of the plant's own ETag) is left out as the edge leaves it out of If-Match
+ * (Preconditions): no tag is left, which no ETag matches, and the operation is 412, as a single
+ * write's `If-Match: W/"x"` is.
  */
 function conditions(ifMatch: string | undefined): Preconditions | undefined {
   if (ifMatch === undefined) return undefined;
-  return { ifMatch: ifMatch === '*' ? '*' : [ifMatch] };
+  if (ifMatch === '*') return { ifMatch: '*' };
+  return { ifMatch: ifMatch.startsWith('W/') ? [] : [ifMatch] };
 }
 
 /** The write an operation asks for, by the rules of its single-plant operation. */

@@ -181,6 +181,29 @@ for (const kind of stores) {
       assert.match(message(res.text), /^operations\[1\]: plant 30 has changed/);
     });
 
+    it('compares ifMatch strongly, as If-Match: the weak form of the plant’s own ETag is 412 in both', async () => {
+      const { write, auth } = requests(t.app);
+      assert.equal((await write('POST', '/plants', { id: 32, name: 'Ivy' })).status, 200);
+      const etag = String((await t.app.inject({ path: '/plants/32', headers: auth })).headers.etag);
+      const alone = await t.app.inject({
+        method: 'PATCH',
+        path: '/plants/32',
+        headers: { ...auth, 'content-type': 'application/merge-patch+json', 'if-match': `W/${etag}` },
+        body: '{"tag":"x"}',
+      });
+      assert.equal(alone.status, 412, alone.text);
+      for (const op of [
+        { op: 'patch', id: 32, patch: { tag: 'x' } },
+        { op: 'replace', id: 32, plant: { name: 'x' } },
+        { op: 'delete', id: 32 },
+      ]) {
+        const weak = await batch(t.app, [{ ...op, ifMatch: `W/${etag}` }]);
+        assert.equal(weak.status, 412, weak.text);
+        assert.match(message(weak.text), /^operations\[0\]: plant 32 has changed/);
+      }
+      assert.equal((await batch(t.app, [{ op: 'delete', id: 32, ifMatch: etag }])).status, 200, 'the strong one holds');
+    });
+
     it('refuses a body that is not a valid batch, naming the first bad operation', async () => {
       const ok = { op: 'create', plant: { id: 40, name: 'a' } };
       const cases: [unknown, string][] = [

@@ -77,8 +77,9 @@ export interface paths {
          *     that is not a valid batch is 400 naming the first bad operation the same way.
          *
          *     The body limit of this operation is its own (1 MiB by default, `BATCH_BODY_LIMIT_BYTES`);
-         *     every other rule of a body (I-JSON, exact int64 ids, depth, noncharacters) is the same
-         *     as for one plant. A batch counts as one request for the rate limit. An instance reads and
+         *     every other rule of a body (I-JSON, exact int64 ids, depth, noncharacters, at most one
+         *     JSON value per 16 bytes of the limit: 65,536 in 1 MiB, where 1,000 operations need
+         *     about 8,000, else 400 before the rest is read) is the same as for one plant. A batch counts as one request for the rate limit. An instance reads and
          *     applies at most 8 batches at once (each may hold a megabyte): past that, 503 with
          *     `Retry-After` before the body is read.
          */

@@ -73,7 +73,7 @@ describe('the dispatcher’s statements on a table PostgreSQL has no statistics 
         ids.map((id) => ({ kind: 'create' as const, plant: plantRecord(id, `p${id}`, undefined) })),
       );
     }
-    // Most are being sent (leased): a look goes past them to the first it may claim.
+    // Many are being sent (leased): a look goes past them to the first it may claim.
     await sql(
       `UPDATE deliveries SET locked_until = 9000000000000000
        WHERE event_seq IN (SELECT event_seq FROM deliveries ORDER BY event_seq LIMIT ${LEASED})`,

@@ -97,6 +97,17 @@ function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
+/**
+ * The objects the reader makes inherit nothing: their prototype is an object with no members and
+ * no prototype, so "__proto__", "constructor" and "toString" are ordinary own keys, and `in` finds
+ * only the members read. Made by a constructor, they keep V8's fast properties at the cost of a
+ * literal; Object.create(null) makes each a dictionary (4 us an object: 1.4 s for the 340,000
+ * empty objects a 1 MiB body can hold), and giving a literal a null prototype costs three times
+ * as much as the constructor (a 1,000-operation batch read in 1.7 ms, where it was 1.2).
+ */
+const JsonObject = function JsonObject() {} as unknown as new () => Record<string, unknown>;
+JsonObject.prototype = Object.create(null) as Record<string, unknown>;
+
 class Reader {
   private pos = 0;
   private values = 0;
@@ -161,10 +172,7 @@ class Reader {
   }
 
   private object(depth: number): Record<string, unknown> {
-    // No prototype, so "__proto__" and friends are ordinary own keys. Not Object.create(null):
-    // V8 makes each of those a dictionary (4 us an object: 1.4 s for the 340,000 empty objects a
-    // 1 MiB body can hold), where a literal given a null prototype keeps fast properties.
-    const result = Object.setPrototypeOf({}, null) as Record<string, unknown>;
+    const result = new JsonObject();
     this.pos++;
     this.skipWhitespace();
     if (this.eat(0x7d)) return result;

@@ -59,10 +59,18 @@ describe('readJson: valid documents', () => {
     });
   });
 
-  it('creates objects without a prototype and allows an escaped NUL', () => {
+  it('creates objects that inherit nothing, and allows an escaped NUL', () => {
     const obj = readJson('{"a":"\\u0000"}') as Record<string, unknown>;
-    assert.equal(Object.getPrototypeOf(obj), null);
+    for (const inherited of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      assert.equal(inherited in obj, false, inherited);
+    }
+    assert.equal(Object.getPrototypeOf(Object.getPrototypeOf(obj)), null);
+    assert.deepEqual(Object.keys(Object.getPrototypeOf(obj) as object), []);
     assert.equal(obj['a'], '\0');
+    // Those names are members like any other, once each.
+    const named = readJson('{"__proto__":1,"constructor":2,"toString":3}') as Record<string, unknown>;
+    assert.deepEqual({ ...named }, { ['__proto__']: 1, constructor: 2, toString: 3 });
+    assert.throws(() => readJson('{"constructor":1,"constructor":2}'), /duplicate member name "constructor"/);
   });
 
   it('stops at maxValues, counting every value, however small', () => {
@@ -89,7 +97,7 @@ describe('readJson: numbers', () => {
     ];
     for (const [text, expected] of cases) {
       assert.equal(readJson(text), expected, text);
-      assert.deepEqual(readJson(`{"id":${text}}`), Object.assign(Object.create(null), { id: expected }));
+      assert.deepEqual({ ...(readJson(`{"id":${text}}`) as object) }, { id: expected });
     }
   });
 

@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { cli, runCli, type CliResult } from '../support/cli.js';
-import { createTestStore, POSTGRES_URL, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
+import {
+  behindPgBouncer,
+  createTestStore,
+  POSTGRES_URL,
+  postgresSql,
+  suiteOptions,
+  type TestStore,
+} from '../support/stores.js';
 
 /** Every command that works on a store, but migrate and restore (which create one). */
 const COMMANDS = [
@@ -115,14 +122,22 @@ describe('commands on a PostgreSQL store that does not exist', suiteOptions('pos
     assert.equal(await tablesIn(schema), 0);
   });
 
-  it('a database that does not exist is named with the URL, as a missing schema is', async () => {
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/plant_store_no_db_${randomBytes(6).toString('hex')}`;
-    for (const args of [['token', 'list'], ['export']]) {
-      const r = await cli(args, { DATABASE_URL: url.href });
-      assertNoStore(r, url.href, /the database "plant_store_no_db_[0-9a-f]+" does not exist/);
-    }
-  });
+  // A pooler answers for its own databases: PgBouncer passes the server's refusal on as 08P01,
+  // then holds the next logins to that database for its server_login_retry, so a command there
+  // is told the store is unavailable (a connection time-out), which is all the pooler lets it know.
+  const databaseOptions = behindPgBouncer && { skip: 'PgBouncer answers for the databases it serves' };
+  it(
+    'a database that does not exist is named with the URL, as a missing schema is',
+    { ...databaseOptions },
+    async () => {
+      const url = new URL(POSTGRES_URL);
+      url.pathname = `/plant_store_no_db_${randomBytes(6).toString('hex')}`;
+      for (const args of [['token', 'list'], ['export']]) {
+        const r = await cli(args, { DATABASE_URL: url.href });
+        assertNoStore(r, url.href, /the database "plant_store_no_db_[0-9a-f]+" does not exist/);
+      }
+    },
+  );
 });
 
 describe('a start refused before it serves leaves no file behind', () => {

@@ -111,7 +111,9 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
     // PostgreSQL's CPU is counted in each load: it shares the cores with the server here.
     const spec = writeSpec(b, writeLoads(), true);
     const bareSpec = writeSpec(b, writeLoads(), true);
-    await warmUpWriteSection({ service, bare, baseline }, spec, bareSpec);
+    // Ids of its own, as in the SQLite section (writes.ts).
+    const baseSpec = writeSpec(b, writeLoads(), true);
+    await warmUpWriteSection({ service, bare, baseline }, spec, bareSpec, baseSpec);
     await pgbench(b.dir, oneRowInsert(schema), b.connections, 1);
     const rows: (string | number)[][] = [];
     const ratio = { POST: [] as number[], PUT: [] as number[], DELETE: [] as number[], GET: [] as number[] };
@@ -133,7 +135,7 @@ export async function postgresWrites(b: WriteBench): Promise<void> {
       const del = await load(service, spec('DELETE'));
       const bareDel = await load(bare, bareSpec('DELETE'));
       const get = await load(service, spec('GET'));
-      const base = await load(baseline, spec('POST'));
+      const base = await load(baseline, baseSpec('POST'));
       posts.push(post);
       writes.push(post, put, del);
       all.push(post, barePost, put, barePut, del, bareDel, get, base);

@@ -9,7 +9,14 @@ import { after, describe, it } from 'node:test';
 import type { LoadResult } from '../../scripts/bench/load.js';
 import type { Running } from '../../scripts/bench/processes.js';
 import { seededId } from '../../scripts/bench/seed.js';
-import { refusals, WARM_UP_SECONDS, warmUp, writeLoads, writeSpec } from '../../scripts/bench/writes.js';
+import {
+  refusals,
+  WARM_UP_SECONDS,
+  warmUp,
+  warmUpWriteSection,
+  writeLoads,
+  writeSpec,
+} from '../../scripts/bench/writes.js';
 
 const idOf = (path: string) => BigInt(path.slice('/plants/'.length));
 const firstNew = 10n ** 15n;
@@ -53,12 +60,17 @@ describe("the bench's write loads", () => {
     after(() => servers.forEach((s) => s.close()));
 
     /** A server on 127.0.0.1 that answers 200 and records the method of each request, in order. */
-    async function recorder(): Promise<{ target: Running; methods: string[] }> {
+    async function recorder(): Promise<{ target: Running; methods: string[]; posted: bigint[] }> {
       const methods: string[] = [];
+      const posted: bigint[] = [];
       const server = createServer((req, res) => {
         if (methods.at(-1) !== req.method) methods.push(req.method!);
-        req.resume();
-        req.on('end', () => res.end('{}'));
+        let body = '';
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        req.on('end', () => {
+          if (req.method === 'POST') posted.push(BigInt(/"id":(\d+)/.exec(body)![1]!));
+          res.end('{}');
+        });
       });
       servers.push(server);
       server.listen(0, '127.0.0.1');
@@ -71,23 +83,34 @@ describe("the bench's write loads", () => {
         resetLoopDelay() {},
         loopDelay: async () => undefined,
       };
-      return { target: target as unknown as Running, methods };
+      return { target: target as unknown as Running, methods, posted };
     }
 
-    it('runs each load in turn on each server before the rounds', async () => {
+    /** A bench of one-second loads of 2 connections. */
+    const bench = {
+      dir: '',
+      token: 't',
+      rounds: 1,
+      seconds: 1,
+      connections: 2,
+      headers: { authorization: 'Bearer t' },
+    };
+
+    /** `work` with the warm-ups cut short (autocannon runs a load for a second at least). */
+    async function withShortWarmUps(work: () => Promise<void>): Promise<void> {
       const saved = { ...WARM_UP_SECONDS };
-      Object.assign(WARM_UP_SECONDS, { POST: 0.3, PUT: 0.3, DELETE: 0.3 });
+      Object.assign(WARM_UP_SECONDS, { POST: 0.3, PUT: 0.3, DELETE: 0.3, GET: 0.3 });
       try {
+        await work();
+      } finally {
+        Object.assign(WARM_UP_SECONDS, saved);
+      }
+    }
+
+    it('runs each load in turn on each server before the rounds', () =>
+      withShortWarmUps(async () => {
         const [a, b] = [await recorder(), await recorder()];
-        const b0 = {
-          dir: '',
-          token: 't',
-          rounds: 1,
-          seconds: 1,
-          connections: 2,
-          headers: { authorization: 'Bearer t' },
-        };
-        const spec = writeSpec(b0, writeLoads(10));
+        const spec = writeSpec(bench, writeLoads(10));
         await warmUp(
           [
             [a.target, spec],
@@ -97,9 +120,23 @@ describe("the bench's write loads", () => {
         );
         assert.deepEqual(a.methods, ['POST', 'PUT', 'DELETE']);
         assert.deepEqual(b.methods, ['POST', 'PUT', 'DELETE']);
-      } finally {
-        Object.assign(WARM_UP_SECONDS, saved);
-      }
-    });
+      }));
+
+    it("gives the baseline's POSTs ids of their own, so the service's loads only ask for plants it made", () =>
+      withShortWarmUps(async () => {
+        const [service, bare, baseline] = [await recorder(), await recorder(), await recorder()];
+        const loads = writeLoads(10);
+        await warmUpWriteSection(
+          { service: service.target, bare: bare.target, baseline: baseline.target },
+          writeSpec(bench, loads),
+          writeSpec(bench, writeLoads(10)),
+          writeSpec(bench, writeLoads(10)),
+        );
+        assert.ok(service.posted.length > 0 && baseline.posted.length > 0);
+        assert.equal(baseline.posted[0], firstNew);
+        // The service's next POST follows the ones it was sent: none of its ids went elsewhere.
+        const next = BigInt((JSON.parse(loads.POST().body) as { id: number }).id);
+        assert.equal(next, firstNew + BigInt(service.posted.length));
+      }));
   });
 });

@@ -11,14 +11,15 @@
 // same batches: what the store's own work allows any HTTP path over it, against the same reference.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { openStore } from '../../src/store/open-store.js';
 import { COLUMNS, load, row, type LoadResult } from './load.js';
 import { connectOrSkip, pgbench, pgbenchRow, SERVER } from './postgres.js';
 import { startBareStore, startService, type Running } from './processes.js';
 import { against, cpuCeiling, fmt, median, table } from './report.js';
+import { SIZE, sqliteRowsAlone, storeStatements } from './statements-alone.js';
 import { refusals, warmUp, writeLoads, writeSpec, type WriteBench } from './writes.js';
 
-/** Creations in one batch, and batch requests under way at once (pgbench clients alike). */
-const SIZE = 1000;
+/** Batch requests under way at once (pgbench clients alike), of SIZE creations each. */
 const CONNECTIONS = 4;
 
 /**
@@ -68,22 +69,37 @@ async function onSqlite(b: WriteBench): Promise<void> {
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
     const bareRatios: number[] = [];
+    const aloneRatios: number[] = [];
+    const aloneCpu: number[] = [];
     const all: LoadResult[] = [];
+    const rowsPath = join(b.dir, 'batches-rows.db');
+    // Each run's ids from far past the last one's (about 2,000,000 plants in 5 s on a fast machine).
+    const rowsAlone = (seconds: number) => sqliteRowsAlone(rowsPath, seconds, (next += 10n ** 9n));
+    await rowsAlone(2);
     for (let round = 1; round <= b.rounds; round++) {
       const post = await load(service, single('POST'));
       const batch = await load(service, batchLoad(b));
       const bareBatch = await load(bare, batchLoad(b));
+      const alone = await rowsAlone(b.seconds);
       all.push(post, batch);
       ratios.push(perPlant(batch) / post.rps);
       bareRatios.push(perPlant(bareBatch) / post.rps);
+      aloneRatios.push(alone.rate / post.rps);
+      aloneCpu.push(alone.cpuMs);
       rows.push(row(`${round} POST /plants`, post), row(`${round} POST /plants/batch`, batch));
       rows.push(row(`${round} bare store, batch`, bareBatch));
-      rows.push([`${round} plants/s`, `${fmt(post.rps)} / ${fmt(perPlant(batch))} / bare ${fmt(perPlant(bareBatch))}`]);
+      rows.push([
+        `${round} plants/s`,
+        `${fmt(post.rps)} / ${fmt(perPlant(batch))} / bare ${fmt(perPlant(bareBatch))} / statements alone ${fmt(alone.rate)}`,
+      ]);
     }
     table(['round / load', ...COLUMNS], rows);
     console.log(
       against('plants a second, batches / single POSTs (median of rounds)', median(ratios), 'x', 20, true) +
         `\nthe bare store's batches / single POSTs (median of rounds): ${fmt(median(bareRatios))}x` +
+        `\nthe store's statements alone (sqlite-rows.mjs: no HTTP, no JSON, no write path), batches / single` +
+        ` POSTs (median of rounds): ${fmt(median(aloneRatios))}x, ${fmt(median(aloneCpu))} ms of CPU a batch` +
+        ` (SQLite has one writer: no server over this schema passes this)` +
         cpuCeiling(
           'batch (1,000 plants)',
           all.filter((_, i) => i % 2),
@@ -108,37 +124,55 @@ async function onPostgres(b: WriteBench): Promise<void> {
   try {
     bare = await startBareStore({ DATABASE_URL: `${SERVER}?schema=${schema}_bare` });
     await admin.query(`CREATE TABLE ${schema}.t (id bigint PRIMARY KEY, name text NOT NULL, tag text)`);
+    // The store's tables, made by its migrations, for its statements run by pgbench alone.
+    const migrated = await openStore({ databaseUrl: `${SERVER}?schema=${schema}_rows`, databasePoolSize: 1 });
+    await migrated.store.close();
     await load(service, batchLoad(b, 3, true));
     await load(bare, batchLoad(b, 3, true));
     await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, 1);
+    await pgbench(b.dir, storeStatements(`${schema}_rows`), CONNECTIONS, 1);
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
     const all: LoadResult[] = [];
     const refs: Awaited<ReturnType<typeof pgbench>>[] = [];
+    const alones: Awaited<ReturnType<typeof pgbench>>[] = [];
     const bareRatios: number[] = [];
+    const aloneRatios: number[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const batch = await load(service, batchLoad(b, b.seconds, true));
       const ref = await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, b.seconds);
       const bareBatch = await load(bare, batchLoad(b, b.seconds, true));
+      const alone = await pgbench(b.dir, storeStatements(`${schema}_rows`), CONNECTIONS, b.seconds);
       all.push(batch);
       refs.push(ref);
+      alones.push(alone);
       ratios.push(perPlant(batch) / (ref.tps * SIZE));
       bareRatios.push(perPlant(bareBatch) / (ref.tps * SIZE));
+      aloneRatios.push(alone.tps / ref.tps);
       rows.push(row(`${round} POST /plants/batch`, batch));
       rows.push(pgbenchRow(`${round} pgbench (a transaction: 1,000 rows)`, ref));
       rows.push(row(`${round} bare store, batch`, bareBatch));
+      rows.push(pgbenchRow(`${round} the store's statements by pgbench`, alone));
       rows.push([
         `${round} rows/s`,
-        `${fmt(perPlant(batch))} / ${fmt(ref.tps * SIZE)} / bare ${fmt(perPlant(bareBatch))}`,
+        `${fmt(perPlant(batch))} / ${fmt(ref.tps * SIZE)} / bare ${fmt(perPlant(bareBatch))} / statements alone ${fmt(alone.tps * SIZE)}`,
       ]);
     }
     table(['round / load (a request: 1,000 rows)', ...COLUMNS], rows);
     console.log(
       against('rows a second, batches / pgbench (median of rounds)', median(ratios), 'x', 0.5, true) +
         `\nthe bare store's batches / pgbench (median of rounds): ${fmt(median(bareRatios))}x` +
+        `\nthe store's statements for a batch, sent by pgbench with no Node at all / pgbench (median of rounds):` +
+        ` ${fmt(median(aloneRatios))}x (a server over this schema shares the cores with that work: none passes this)` +
         cpuCeiling(
           'batch (1,000 rows)',
           all,
+          refs.map((r) => r.tps),
+          'pgbench',
+        ) +
+        cpuCeiling(
+          "the store's statements (1,000 plants)",
+          alones,
           refs.map((r) => r.tps),
           'pgbench',
         ) +
@@ -154,6 +188,7 @@ async function onPostgres(b: WriteBench): Promise<void> {
     await Promise.all([service.stop(), bare?.stop()]);
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS ${schema}_bare CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema}_rows CASCADE`);
     await admin.end();
   }
 }

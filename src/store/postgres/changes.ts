@@ -25,7 +25,25 @@ export const CURRENT_POSITION = `SELECT greatest((SELECT floor - 1 FROM change_l
  * server's part of the commit only, never across a round trip to this process, and the batches
  * of one instance already commit one at a time (plants.ts), so it orders instances, not requests.
  */
-const LOCK = `SELECT pg_advisory_xact_lock(hashtext('plant-store change log ' || current_schema()))`;
+export const LOCK = `SELECT pg_advisory_xact_lock(hashtext('plant-store change log ' || current_schema()))`;
+
+/**
+ * Under the lock: the changes ($1 to $6: their columns) take the positions past the log's current
+ * one, in their order, with one outbox delivery per endpoint that subscribes to each; answers the
+ * position before them.
+ */
+export const LOG_CHANGES = `WITH cur AS (${CURRENT_POSITION} AS p), ev AS (
+  INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at)
+  SELECT cur.p + u.n, u.type, u.plant_id, u.body, u.tag, u.old_tag, u.created_at
+  FROM cur, unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+       WITH ORDINALITY AS u (type, plant_id, body, tag, old_tag, created_at, n)
+  RETURNING seq, type, plant_id, created_at
+), d AS (
+  INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
+  SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM ev JOIN webhook_endpoints e
+  ON e.enabled AND ev.type = ANY (e.events)
+)
+SELECT (SELECT p FROM cur)::text AS before`;
 
 /**
  * Writes changes to the change log (the events table, whose seq is the position) and one outbox
@@ -39,18 +57,7 @@ export async function logChanges(
   const [, rows = []] = await commitWith([
     { text: LOCK },
     {
-      text: `WITH cur AS (${CURRENT_POSITION} AS p), ev AS (
-               INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at)
-               SELECT cur.p + u.n, u.type, u.plant_id, u.body, u.tag, u.old_tag, u.created_at
-               FROM cur, unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[])
-                    WITH ORDINALITY AS u (type, plant_id, body, tag, old_tag, created_at, n)
-               RETURNING seq, type, plant_id, created_at
-             ), d AS (
-               INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
-               SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM ev JOIN webhook_endpoints e
-               ON e.enabled AND ev.type = ANY (e.events)
-             )
-             SELECT (SELECT p FROM cur)::text AS before`,
+      text: LOG_CHANGES,
       values: [
         events.map((e) => e.type),
         events.map((e) => String(e.plantId)),

@@ -6,9 +6,9 @@ import { CURRENT_POSITION, logChanges } from './changes.js';
 
 /**
  * Statements of the write path. A write batch writes their parameters in (inline.ts); run one by
- * one (a restore's inserts), they bind them.
+ * one (a restore's inserts), they bind them. (The bench runs them alone too: statements-alone.ts.)
  */
-const SQL = {
+export const SQL = {
   lock: { text: 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE' },
   // The change log's position, read by a statement of its own after the lock and the insert have
   // waited for whatever held them: a statement reads the snapshot it started with, and a write

@@ -69,8 +69,7 @@ async function onSqlite(b: WriteBench): Promise<void> {
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
     const bareRatios: number[] = [];
-    const aloneRatios: number[] = [];
-    const aloneCpu: number[] = [];
+    const alones: { rate: number; cpuMs: number; post: number }[] = [];
     const all: LoadResult[] = [];
     const rowsPath = join(b.dir, 'batches-rows.db');
     // Each run's ids from far past the last one's (about 2,000,000 plants in 5 s on a fast machine).
@@ -84,8 +83,7 @@ async function onSqlite(b: WriteBench): Promise<void> {
       all.push(post, batch);
       ratios.push(perPlant(batch) / post.rps);
       bareRatios.push(perPlant(bareBatch) / post.rps);
-      aloneRatios.push(alone.rate / post.rps);
-      aloneCpu.push(alone.cpuMs);
+      alones.push({ ...alone, post: post.rps });
       rows.push(row(`${round} POST /plants`, post), row(`${round} POST /plants/batch`, batch));
       rows.push(row(`${round} bare store, batch`, bareBatch));
       rows.push([
@@ -98,7 +96,7 @@ async function onSqlite(b: WriteBench): Promise<void> {
       against('plants a second, batches / single POSTs (median of rounds)', median(ratios), 'x', 20, true) +
         `\nthe bare store's batches / single POSTs (median of rounds): ${fmt(median(bareRatios))}x` +
         `\nthe store's statements alone (sqlite-rows.mjs: no HTTP, no JSON, no write path), batches / single` +
-        ` POSTs (median of rounds): ${fmt(median(aloneRatios))}x, ${fmt(median(aloneCpu))} ms of CPU a batch` +
+        ` POSTs (median of rounds): ${fmt(median(alones.map((a) => a.rate / a.post)))}x, ${fmt(median(alones.map((a) => a.cpuMs)))} ms of CPU a batch` +
         ` (SQLite has one writer: no server over this schema passes this)` +
         cpuCeiling(
           'batch (1,000 plants)',
@@ -127,28 +125,27 @@ async function onPostgres(b: WriteBench): Promise<void> {
     // The store's tables, made by its migrations, for its statements run by pgbench alone.
     const migrated = await openStore({ databaseUrl: `${SERVER}?schema=${schema}_rows`, databasePoolSize: 1 });
     await migrated.store.close();
+    const statementsAlone = storeStatements(`${schema}_rows`);
     await load(service, batchLoad(b, 3, true));
     await load(bare, batchLoad(b, 3, true));
     await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, 1);
-    await pgbench(b.dir, storeStatements(`${schema}_rows`), CONNECTIONS, 1);
+    await pgbench(b.dir, statementsAlone, CONNECTIONS, 1);
     const rows: (string | number)[][] = [];
     const ratios: number[] = [];
     const all: LoadResult[] = [];
     const refs: Awaited<ReturnType<typeof pgbench>>[] = [];
     const alones: Awaited<ReturnType<typeof pgbench>>[] = [];
     const bareRatios: number[] = [];
-    const aloneRatios: number[] = [];
     for (let round = 1; round <= b.rounds; round++) {
       const batch = await load(service, batchLoad(b, b.seconds, true));
       const ref = await pgbench(b.dir, multiRowInsert(schema), CONNECTIONS, b.seconds);
       const bareBatch = await load(bare, batchLoad(b, b.seconds, true));
-      const alone = await pgbench(b.dir, storeStatements(`${schema}_rows`), CONNECTIONS, b.seconds);
+      const alone = await pgbench(b.dir, statementsAlone, CONNECTIONS, b.seconds);
       all.push(batch);
       refs.push(ref);
       alones.push(alone);
       ratios.push(perPlant(batch) / (ref.tps * SIZE));
       bareRatios.push(perPlant(bareBatch) / (ref.tps * SIZE));
-      aloneRatios.push(alone.tps / ref.tps);
       rows.push(row(`${round} POST /plants/batch`, batch));
       rows.push(pgbenchRow(`${round} pgbench (a transaction: 1,000 rows)`, ref));
       rows.push(row(`${round} bare store, batch`, bareBatch));
@@ -163,7 +160,7 @@ async function onPostgres(b: WriteBench): Promise<void> {
       against('rows a second, batches / pgbench (median of rounds)', median(ratios), 'x', 0.5, true) +
         `\nthe bare store's batches / pgbench (median of rounds): ${fmt(median(bareRatios))}x` +
         `\nthe store's statements for a batch, sent by pgbench with no Node at all / pgbench (median of rounds):` +
-        ` ${fmt(median(aloneRatios))}x (a server over this schema shares the cores with that work: none passes this)` +
+        ` ${fmt(median(alones.map((a, k) => a.tps / refs[k]!.tps)))}x (a server over this schema shares the cores with that work: none passes this)` +
         cpuCeiling(
           'batch (1,000 rows)',
           all,

@@ -101,6 +101,13 @@ function located(instancePath: string, part: string): { prefix: string; field: s
   };
 }
 
+/** `array` → "an array", `[string, null]` → "a string or null": the schema's type in the sentence. */
+function typeWords(type: string | string[]): string {
+  const one = (t: string) =>
+    t === 'object' ? 'a JSON object' : t === 'null' ? 'null' : `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t}`;
+  return (Array.isArray(type) ? type : type.split(',')).map(one).join(' or ');
+}
+
 /** Turns the first Ajv error into a sentence that names the field, without schema jargon. */
 export function validationError(errors: ErrorObject[], part: string): InvalidInputError {
   const e = errors[0];
@@ -114,7 +121,7 @@ export function validationError(errors: ErrorObject[], part: string): InvalidInp
       case 'required':
         return `${whole ? '' : `${field}.`}${p.missingProperty} is required`;
       case 'type':
-        return `${field} must be ${p.type === 'object' ? 'a JSON object' : `a ${p.type}`}`;
+        return `${field} must be ${typeWords(p.type as string | string[])}`;
       case 'int64':
         return `${field} must be an integer from ${INT64_MIN} to ${INT64_MAX}`;
       case 'decimalInteger':

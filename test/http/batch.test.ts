@@ -232,6 +232,7 @@ for (const kind of stores) {
         ['{"operations":[{"op":"delete","id":9223372036854775808}]}', 'operations[0]: id must be an integer'],
         ['{"operations":[]} x', ''],
         ['{"operation":[]}', 'operations is required'],
+        ['{"operations":{"op":"delete","id":1}}', '^operations must be an array$'],
         ['{"operations":[{"op":"delete","id":1}],"x":1}', 'body has the member "x"'],
       ]) {
         const res = await batch(t.app, body!);

@@ -4,6 +4,7 @@ import { bearerCredential } from '../../auth/verify-bearer.js';
 import { InvalidInputError } from '../../domain/errors.js';
 import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
 import type { ChangeStreams } from '../change-streams.js';
+import { prefersEventStream } from '../negotiate.js';
 import { positionHeader, readsAtLeast } from '../read-position.js';
 
 /** The next page's link repeats the filters, so following it keeps them. */
@@ -13,15 +14,6 @@ function nextLink(query: ChangesInput, after: bigint): string {
   if (query.id !== undefined) params.push(`id=${query.id}`);
   params.push(`after=${after}`);
   return `</plants/changes?${params.join('&')}>; rel="next"`;
-}
-
-/** A stream when the client asks for Server-Sent Events (an EventSource does), pages otherwise. */
-function wantsStream(accept: string | undefined): boolean {
-  if (accept === undefined) return false;
-  return accept.split(',').some((range) => {
-    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
-    return type === 'text/event-stream' && !params.some((p) => /^q=0(\.0*)?$/.test(p));
-  });
 }
 
 /** GET /plants/changes: pages, long polls and streams of the change log. */
@@ -43,7 +35,7 @@ export async function changeRoutes(
       if (query.id !== undefined && query.tag !== undefined) {
         throw new InvalidInputError('id and tag exclude each other: one plant has one history');
       }
-      if (request.method === 'GET' && wantsStream(request.headers.accept)) {
+      if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
         streams.admit();
         let after: bigint;
         try {

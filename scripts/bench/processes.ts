@@ -32,12 +32,13 @@ export interface Running {
 
 /**
  * Starts the built service (`plant-store serve`) on an ephemeral port, with the loop probe
- * preloaded unless `probe` is false (start-up timing measures the service alone).
+ * preloaded unless `probe` is false (start-up timing measures the service alone), and `flags`
+ * for Node after those of `npm start` (scripts/bench/states.ts tries V8's).
  */
-export function startService(env: Record<string, string>, probe = true): Promise<Running> {
+export function startService(env: Record<string, string>, probe = true, flags: string[] = []): Promise<Running> {
   const preload = probe ? ['--import', `${ROOT}scripts/bench/loop-probe.mjs`] : [];
   return start(
-    [...NODE_FLAGS, ...preload, `${ROOT}dist/cli/main.js`, 'serve', '--port', '0', '--host', '127.0.0.1'],
+    [...NODE_FLAGS, ...flags, ...preload, `${ROOT}dist/cli/main.js`, 'serve', '--port', '0', '--host', '127.0.0.1'],
     // The per-token limit counted as always (its cost is part of every request) but never reached:
     // the reads of the replica section pass its 10,000 a second with the bench's one token.
     { ...NODE_ENV_SET, RATE_LIMIT_PER_WINDOW: '1000000000', ...env },

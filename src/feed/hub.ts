@@ -189,13 +189,16 @@ export class ChangeHub {
    * The next page past `current`. It starts at the change at `current` when memory holds it, and
    * answers undefined when the log has another change there: the log is not the one read before
    * (another primary's, since a failover), and nothing of this instance's memory may be served.
+   * One row more per read of new changes: the check costs no round trip of its own.
    */
   private async readOn(): Promise<{ changes: Change[]; scannedTo: bigint } | undefined> {
     const last = this.ring.at(-1);
     const held = last?.position === this.current ? last : undefined;
     const page = await this.log.read(held ? this.current - 1n : this.current, this.target, TAIL_PAGE, {});
-    if (held === undefined) return page;
-    if (page.changes[0]?.json !== held.json) return undefined;
+    const [first] = page.changes;
+    // None there any more: pruned since (a log of positions that follow each other has no gap).
+    if (held === undefined || first?.position !== held.position) return page;
+    if (first.json !== held.json) return undefined;
     return { changes: page.changes.slice(1), scannedTo: page.scannedTo };
   }
 

@@ -85,6 +85,24 @@ describe('the change hub after the log became another history', () => {
     }
   });
 
+  it('the change at its latest position pruned since: no other history, no restart', async () => {
+    const log = memoryLog([]);
+    const { hub, resets } = await startedHub(log.changeLog);
+    try {
+      hub.followers = 1;
+      log.replace(changes('old', 3));
+      hub.saw(3n);
+      assert.ok(await pollUntil(async () => hub.current === 3n, 2000, 5));
+      log.replace(changes('old', 4).slice(3));
+      hub.saw(4n);
+      assert.ok(await pollUntil(async () => hub.current === 4n, 2000, 5));
+      assert.equal(resets(), 0);
+      assert.deepEqual(names(hub), ['old 1', 'old 2', 'old 3', 'old 4']);
+    } finally {
+      hub.stop();
+    }
+  });
+
   it('a log that ends before a position it saw: it restarts, and its end is the log end', async () => {
     const log = memoryLog(changes('old', 5));
     const { hub, resets } = await startedHub(log.changeLog);

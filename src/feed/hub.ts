@@ -210,6 +210,8 @@ export class ChangeHub {
    * is 0 and the known end `target`: every reader asks the store. The streams close (onReset).
    */
   private restart(why: string): void {
+    // Stopped (the server closing): nothing follows the log any more.
+    if (this.timers.length === 0) return;
     this.generation++;
     this.ring = [];
     this.current = this.ringFrom = this.target = 0n;

@@ -231,7 +231,8 @@ export class ChangeHub {
     const generation = this.generation;
     const done = (async () => {
       const bounds = await this.log.bounds();
-      if (generation !== this.generation) return;
+      // Another restart since, or another read of this one's (a look's) that came first.
+      if (generation !== this.generation || !this.stale) return;
       this.floor = bounds.floor;
       this.ring = [];
       this.current = this.ringFrom = this.target = bounds.current > this.target ? bounds.current : this.target;

@@ -53,9 +53,41 @@ async function startedHub(log: ChangeLog) {
 }
 
 /** What a reader of the hub's memory gets after position 0 (none when memory does not reach back there). */
-const names = (hub: ChangeHub) => (hub.recent(0n) ?? []).map((c) => /"name":"([^"]+)"/.exec(c.json)?.[1] ?? '');
+const names = (hub: ChangeHub | Change[] | undefined) =>
+  ((hub instanceof ChangeHub ? hub.recent(0n) : hub) ?? []).map((c) => /"name":"([^"]+)"/.exec(c.json)?.[1] ?? '');
 
 describe('the change hub after the log became another history', () => {
+  it('two reads of the log end after a restart (one by a look while the first waits): the later one leaves what was read since', async () => {
+    const log = memoryLog([]);
+    const { hub } = await startedHub(log.changeLog);
+    try {
+      hub.followers = 1;
+      log.replace(changes('old', 3));
+      hub.saw(3n);
+      assert.ok(await pollUntil(async () => hub.current === 3n, 2000, 5));
+      // Each read of the end now waits until the test answers it.
+      const answers: (() => void)[] = [];
+      const bounds = log.changeLog.bounds;
+      log.changeLog.bounds = () => new Promise((resolve) => answers.push(() => void bounds().then(resolve)));
+      log.replace(changes('new', 3));
+      log.replaced();
+      assert.ok(await pollUntil(async () => answers.length >= 2, 2000, 5), 'a look reads the end again meanwhile');
+      answers.shift()!();
+      assert.ok(await pollUntil(async () => hub.current === 3n, 2000, 5));
+      log.changeLog.bounds = bounds;
+      log.replace(changes('new', 5));
+      hub.saw(5n);
+      assert.ok(await pollUntil(async () => hub.current === 5n, 2000, 5));
+      assert.deepEqual(names(hub.recent(3n)), ['new 4', 'new 5']);
+      for (const answer of answers.splice(0)) answer();
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(names(hub.recent(3n)), ['new 4', 'new 5'], 'memory kept');
+      assert.equal(hub.current, 5n);
+    } finally {
+      hub.stop();
+    }
+  });
+
   it('a change at its latest position that differs from the one it holds: it restarts and serves only the new history', async () => {
     const log = memoryLog([]);
     const { hub, resets } = await startedHub(log.changeLog);

@@ -150,6 +150,17 @@ describe('the change hub after the log became another history', () => {
     }
   });
 
+  it('stopped (the server closing), it reads nothing when the store says it writes to another primary', async () => {
+    const log = memoryLog(changes('old', 3));
+    const { hub, resets, warnings } = await startedHub(log.changeLog);
+    hub.stop();
+    log.changeLog.bounds = () => Promise.reject(new Error('the store is closed'));
+    log.replaced();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(resets(), 0);
+    assert.deepEqual(warnings, []);
+  });
+
   it('the store says it writes to another primary: it restarts at once, before any read', async () => {
     const log = memoryLog([]);
     const { hub, resets, warnings } = await startedHub(log.changeLog);

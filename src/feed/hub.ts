@@ -38,6 +38,11 @@ export class ChangeHub {
   /** Open streams, which read from memory: while there are none, and no waiter, nothing is read. */
   followers = 0;
   private readonly advanced = new Set<() => void>();
+  /** Moves on at each restart: work begun on the log as it was before finds its result out of date. */
+  private generation = 0;
+  /** Between a restart and a read of the log's end that succeeded: `current` stands for nothing. */
+  private stale = false;
+  private readonly resets = new Set<() => void>();
 
   constructor(
     private readonly log: ChangeLog,
@@ -48,6 +53,7 @@ export class ChangeHub {
     const bounds = await this.log.bounds();
     this.floor = bounds.floor;
     this.current = this.ringFrom = this.target = bounds.current;
+    this.log.onReplaced?.(() => this.restart('the database primary changed'));
     const poll = setInterval(() => void this.look(), POLL_MS);
     const prune = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     for (const t of [poll, prune]) t.unref();
@@ -90,9 +96,24 @@ export class ChangeHub {
     return () => this.advanced.delete(listener);
   }
 
+  /**
+   * Called when this instance forgets what it held of the log (restart): the streams it feeds
+   * hold positions of the log as it was, and are closed so that their readers resume.
+   */
+  onReset(listener: () => void): () => void {
+    this.resets.add(listener);
+    return () => this.resets.delete(listener);
+  }
+
   /** The log's bounds as the store has them now (a position past what this instance has seen). */
   async bounds(): Promise<LogBounds> {
+    const [known, generation] = [this.known, this.generation];
     const bounds = await this.log.bounds();
+    // Everything known before the read was committed before it began: a log that ends before it
+    // is another history (a failover lost the end of the one this instance followed).
+    if (bounds.current < known && generation === this.generation) {
+      this.restart(`the change log ends at ${bounds.current}, before ${known}, the last position this instance saw`);
+    }
     this.floor = bounds.floor > this.floor ? bounds.floor : this.floor;
     this.saw(bounds.current);
     return bounds;
@@ -123,7 +144,9 @@ export class ChangeHub {
 
   private async look(): Promise<void> {
     try {
-      await this.bounds();
+      // A restart whose read of the log's end failed reads it again, and nothing else meanwhile.
+      if (this.stale) await this.reloading();
+      else await this.bounds();
       if (this.failed) this.failed = false;
     } catch (err) {
       // Said once per outage, not every POLL_MS.
@@ -134,6 +157,7 @@ export class ChangeHub {
 
   /** Reads the changes up to `target` into memory, one read at a time, then wakes the waiters past them. */
   private catchUp(): Promise<void> {
+    const generation = this.generation;
     this.reading ??= (async () => {
       try {
         for (let pages = 0; this.current < this.target; pages++) {
@@ -144,17 +168,80 @@ export class ChangeHub {
             this.current = this.ringFrom = this.target;
             break;
           }
-          const { changes, scannedTo } = await this.log.read(this.current, this.target, TAIL_PAGE, {});
-          this.append(changes, scannedTo);
+          const page = await this.readOn();
+          if (generation !== this.generation) return;
+          if (page === undefined) return this.restart('the change log holds another change at a position read before');
+          this.append(page.changes, page.scannedTo);
         }
       } catch (err) {
-        this.options.onError(err, 'could not read the change log');
+        if (generation === this.generation) this.options.onError(err, 'could not read the change log');
       } finally {
-        this.reading = undefined;
-        this.wake();
+        if (generation === this.generation) {
+          this.reading = undefined;
+          this.wake();
+        }
       }
     })();
     return this.reading;
+  }
+
+  /**
+   * The next page past `current`. It starts at the change at `current` when memory holds it, and
+   * answers undefined when the log has another change there: the log is not the one read before
+   * (another primary's, since a failover), and nothing of this instance's memory may be served.
+   * One row more per read of new changes: the check costs no round trip of its own.
+   */
+  private async readOn(): Promise<{ changes: Change[]; scannedTo: bigint } | undefined> {
+    const last = this.ring.at(-1);
+    const held = last?.position === this.current ? last : undefined;
+    const page = await this.log.read(held ? this.current - 1n : this.current, this.target, TAIL_PAGE, {});
+    const [first] = page.changes;
+    // None there any more: pruned since (a log of positions that follow each other has no gap).
+    if (held === undefined || first?.position !== held.position) return page;
+    if (first.json !== held.json) return undefined;
+    return { changes: page.changes.slice(1), scannedTo: page.scannedTo };
+  }
+
+  /**
+   * Forgets what this instance holds of the log (the changes in memory, its end, its floor, what it
+   * was about to read) and reads the log's end again from the store: after a failover, the
+   * positions past what the new primary had are given to its own changes, and the old primary's
+   * changes this instance held must never be served for them. Until that read is done, `current`
+   * is 0 and the known end `target`: every reader asks the store. The streams close (onReset).
+   */
+  private restart(why: string): void {
+    // Stopped (the server closing): nothing follows the log any more.
+    if (this.timers.length === 0) return;
+    this.generation++;
+    this.ring = [];
+    this.current = this.ringFrom = this.target = 0n;
+    this.floor = 1n;
+    this.stale = true;
+    this.options.onError(new Error(why), 'forgot the change log held in memory: reading it again from the store');
+    for (const listener of this.resets) listener();
+    this.reloading().catch((err: unknown) => this.options.onError(err, 'could not read the change log'));
+  }
+
+  /**
+   * After a restart: reads the log's end (or takes a write's acknowledged since, past it). It
+   * stands as `reading` meanwhile, and after a failure until the next look: nothing reads on
+   * from a `current` of 0.
+   */
+  private reloading(): Promise<void> {
+    const generation = this.generation;
+    const done = (async () => {
+      const bounds = await this.log.bounds();
+      // Another restart since, or another read of this one's (a look's) that came first.
+      if (generation !== this.generation || !this.stale) return;
+      this.floor = bounds.floor;
+      this.ring = [];
+      this.current = this.ringFrom = this.target = bounds.current > this.target ? bounds.current : this.target;
+      this.stale = false;
+      this.reading = undefined;
+      this.wake();
+    })();
+    this.reading = done.catch(() => undefined);
+    return done;
   }
 
   private append(changes: Change[], upTo: bigint): void {

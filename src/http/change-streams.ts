@@ -57,6 +57,7 @@ export class ChangeStreams {
   private readonly streams = new Set<Stream>();
   private readonly timers: NodeJS.Timeout[];
   private readonly stopFollowing: () => void;
+  private readonly stopResets: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
   private checking = false;
   /** Streams admitted and not yet open (their starting point is being read): they count too. */
@@ -72,6 +73,11 @@ export class ChangeStreams {
     ];
     for (const t of this.timers) t.unref();
     this.stopFollowing = feed.hub.onAdvance(() => this.scheduleFlush());
+    // The hub forgot the log it fed them (a failover): their readers resume on the log as it is
+    // now, or are told to list again when they saw changes past its end.
+    this.stopResets = feed.hub.onReset(() => {
+      for (const s of this.streams) this.close(s);
+    });
   }
 
   get size(): number {
@@ -113,6 +119,7 @@ export class ChangeStreams {
     for (const t of this.timers) clearInterval(t);
     clearTimeout(this.flushTimer);
     this.stopFollowing();
+    this.stopResets();
   }
 
   private forget(stream: Stream): void {

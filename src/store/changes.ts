@@ -35,4 +35,10 @@ export interface ChangeLog {
    * and raises the floor past them; resolves to how many went.
    */
   prune(before: number): Promise<number>;
+  /**
+   * `listener` is called when the log may have become another history: the store writes to
+   * another primary (a failover), where the positions past what it had replicated name other
+   * changes, or none. A store of one database never calls it.
+   */
+  onReplaced?(listener: () => void): void;
 }

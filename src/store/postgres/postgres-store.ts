@@ -78,7 +78,11 @@ export class PostgresStore implements Store {
     this.plants = new PostgresPlants(pool, poolSize);
     this.tokens = postgresTokens(pool.run, pool.lookUp);
     this.webhooks = postgresWebhooks(pool.run, (work) => pool.transaction(work));
-    this.changes = postgresChanges(pool.run);
+    this.changes = {
+      ...postgresChanges(pool.run),
+      // The first primary found (at start) is no change of history; each one after it is.
+      onReplaced: (listener) => pool.primary.onChange((_, previous) => previous !== undefined && listener()),
+    };
     this.primaryReads = { plants: this.plants.reads, changes: this.changes };
     // Where writes go: the host of DATABASE_URL, or its list when it names several (failover).
     this.primaryHost = parseHosts(databaseUrl)

@@ -1,5 +1,15 @@
-import { statSync } from 'node:fs';
+import { statfsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
+
+/** Below this much room on its disk the store says it cannot take writes (readiness, metrics). */
+export const MIN_FREE_BYTES = 1024 * 1024;
+
+/** The room on the disk that holds the store's file, for an unprivileged process. */
+export function freeBytes(path: string): number {
+  const { bavail, bsize } = statfsSync(dirname(path));
+  return bavail * bsize;
+}
 
 /**
  * How many bytes a checkpoint would add to the database file: the pages the store has as of the
@@ -12,4 +22,9 @@ export function checkpointGrowth(db: Database.Database, path: string): number {
   const pages = Number(db.pragma('page_count', { simple: true }));
   const pageSize = Number(db.pragma('page_size', { simple: true }));
   return Math.max(0, pages * pageSize - statSync(path).size);
+}
+
+/** The disk has room for a checkpoint to finish, and still MIN_FREE_BYTES after it. */
+export function checkpointFits(db: Database.Database, path: string, free = freeBytes(path)): boolean {
+  return free - checkpointGrowth(db, path) >= MIN_FREE_BYTES;
 }

@@ -11,7 +11,7 @@ import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
 import { sqliteChanges } from './changes.js';
-import { checkpointGrowth } from './checkpoint-room.js';
+import { checkpointFits, MIN_FREE_BYTES } from './checkpoint-room.js';
 import { openConnections, prepareFile, removeCreated, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
 import { plantsInBackup, sqlitePlants } from './plants.js';
@@ -37,15 +37,6 @@ export const SQLITE_NOT_BACKED_UP: Readonly<Record<string, string>> = {
   change_log: 'where the change log starts (see events)',
   sqlite_sequence: "SQLite's own: the last number AUTOINCREMENT gave (events.seq)",
 };
-
-/** Below this much room on its disk the store says it cannot take writes (readiness, metrics). */
-const MIN_FREE_BYTES = 1024 * 1024;
-
-/** The room on the disk that holds the store's file, for an unprivileged process. */
-async function freeBytes(path: string): Promise<number> {
-  const { bavail, bsize } = await statfs(dirname(path));
-  return bavail * bsize;
-}
 
 /**
  * The embedded store: one SQLite file in WAL mode. Reads run on a connection of their own; every
@@ -135,7 +126,7 @@ export class SqliteStore implements Store {
   async migrate(): Promise<number> {
     const applied = migrate(this.writeDb);
     const sync = new WalSync(`${this.path}-wal`);
-    const writer = new SqliteWriter(this.writeDb, sync);
+    const writer = new SqliteWriter(this.writeDb, sync, () => checkpointFits(this.writeDb, this.path));
     const access = { read: this.readDb, write: this.writeDb, writer };
     this.ready = {
       sync,
@@ -164,13 +155,14 @@ export class SqliteStore implements Store {
     // fine): a commit that changes nothing says whether it can take writes again. It rejects
     // while the storage still fails, and a success clears the failure.
     if (this.ready?.writer.storageFailure) {
-      this.emptyWal(await freeBytes(this.path));
+      this.emptyWal();
       await this.s.writer.run(() => {
         const version = this.writeDb.pragma('user_version', { simple: true }) as number;
         this.writeDb.pragma(`user_version = ${version}`);
       });
     }
-    const free = await freeBytes(this.path);
+    const { bavail, bsize } = await statfs(dirname(this.path));
+    const free = bavail * bsize;
     if (free < MIN_FREE_BYTES) {
       throw new StoreUnavailableError(
         undefined,
@@ -192,8 +184,8 @@ export class SqliteStore implements Store {
    * every readiness check, and writes that would have fitted in the WAL never did. Readiness
    * never writes more than it frees: without the room, the WAL stays, and writes go on into it.
    */
-  private emptyWal(free: number): void {
-    if (free - checkpointGrowth(this.readDb, this.path) < MIN_FREE_BYTES) return;
+  private emptyWal(): void {
+    if (!checkpointFits(this.readDb, this.path)) return;
     // Never waits: a lock held elsewhere would stop the event loop meanwhile.
     const wait = this.readDb.pragma('busy_timeout', { simple: true }) as number;
     this.readDb.pragma('busy_timeout = 0');

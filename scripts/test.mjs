@@ -70,6 +70,7 @@ const SECONDS = {
   'test/http/crash.test.ts': 4,
   'test/http/metrics.test.ts': 4,
   'test/store/sqlite/full-disk.test.ts': 3,
+  'test/store/sqlite/full-disk-wal.test.ts': 3,
   'test/cli/sqlite-to-postgres.test.ts': 3,
 };
 const parts = Array.from({ length: SHARDS }, () => ({ seconds: 0, files: [] }));

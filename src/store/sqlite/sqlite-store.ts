@@ -11,6 +11,7 @@ import type { TokenStore } from '../tokens.js';
 import type { WebhookStore } from '../webhooks.js';
 import { sqliteRestore, sqliteSnapshot } from './backup.js';
 import { sqliteChanges } from './changes.js';
+import { checkpointFits, MIN_FREE_BYTES } from './checkpoint-room.js';
 import { openConnections, prepareFile, removeCreated, type OpenOptions } from './connection.js';
 import { migrate } from './migrations.js';
 import { plantsInBackup, sqlitePlants } from './plants.js';
@@ -36,9 +37,6 @@ export const SQLITE_NOT_BACKED_UP: Readonly<Record<string, string>> = {
   change_log: 'where the change log starts (see events)',
   sqlite_sequence: "SQLite's own: the last number AUTOINCREMENT gave (events.seq)",
 };
-
-/** Below this much room on its disk the store says it cannot take writes (readiness, metrics). */
-const MIN_FREE_BYTES = 1024 * 1024;
 
 /**
  * The embedded store: one SQLite file in WAL mode. Reads run on a connection of their own; every
@@ -128,7 +126,7 @@ export class SqliteStore implements Store {
   async migrate(): Promise<number> {
     const applied = migrate(this.writeDb);
     const sync = new WalSync(`${this.path}-wal`);
-    const writer = new SqliteWriter(this.writeDb, sync);
+    const writer = new SqliteWriter(this.writeDb, sync, () => checkpointFits(this.writeDb, this.path));
     const access = { read: this.readDb, write: this.writeDb, writer };
     this.ready = {
       sync,
@@ -175,13 +173,19 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Copies the WAL into the database file and empties it, unless a lock is held (then it stays as
-   * it is). A refused commit's pages stay in the WAL past the last commit, and SQLite writes the
-   * next commit over them: a page fits there whatever the storage, so readiness's commit said yes
-   * while every write still failed. Emptied, the WAL grows for a commit as for a write; and a WAL
-   * that reached a file-size limit makes room for writes again, where the database file has it.
+   * Copies the WAL into the database file and empties it, when the disk has room for that and no
+   * lock is held elsewhere (else it stays as it is). A refused commit's pages stay in the WAL past
+   * the last commit, and SQLite writes the next commit over them: a page fits there whatever the
+   * storage, so readiness's commit said yes while every write still failed. Emptied, the WAL
+   * grows for a commit as for a write; and a WAL that reached a file-size limit makes room for
+   * writes again, where the database file has it.
+   * The copy grows the database file by every page the WAL adds to it before it frees the WAL:
+   * on a disk the WAL filled, a copy that cannot finish used up the room an operator freed, on
+   * every readiness check, and writes that would have fitted in the WAL never did. Readiness
+   * never writes more than it frees: without the room, the WAL stays, and writes go on into it.
    */
   private emptyWal(): void {
+    if (!checkpointFits(this.readDb, this.path)) return;
     // Never waits: a lock held elsewhere would stop the event loop meanwhile.
     const wait = this.readDb.pragma('busy_timeout', { simple: true }) as number;
     this.readDb.pragma('busy_timeout = 0');

@@ -100,6 +100,13 @@ export class SqliteWriter {
   /** Why the last commit failed, when the storage failed it and none has succeeded since. */
   storageFailure: StoreUnavailableError | undefined;
   /**
+   * The storage failed a commit, and the disk has not had room for a checkpoint since: commits
+   * do not checkpoint meanwhile (see holdCheckpoints).
+   */
+  private short = false;
+  /** SQLITE_CHECKPOINT_PAGES, as the store set it on the write connection. */
+  private readonly checkpointPages: number;
+  /**
    * Called as each commit returns, still on the write connection; what it returns is called once
    * that commit is durable (the change log's horizon: changes.ts).
    */
@@ -109,9 +116,12 @@ export class SqliteWriter {
   constructor(
     private readonly db: Database.Database,
     private readonly sync: WalSync,
+    /** Whether the disk has room for a checkpoint of the WAL as it is to finish (checkpoint-room.ts). */
+    private readonly checkpointFits: () => boolean,
   ) {
     // A busy lock is waited for asynchronously below, never by blocking the event loop.
     db.pragma('busy_timeout = 0');
+    this.checkpointPages = Number(db.pragma('wal_autocheckpoint', { simple: true }));
     this.stmt = {
       begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
@@ -164,6 +174,7 @@ export class SqliteWriter {
     let failure: unknown;
     try {
       this.keepJournalInMemory(batch.length <= SMALL_BATCH && batch.every((job) => job.kind.small));
+      if (this.short) this.holdCheckpoints();
       await this.begin();
       settled = [];
       for (let i = 0; i < batch.length;) {
@@ -234,8 +245,26 @@ export class SqliteWriter {
   /** What a failed statement means for its writes; a failure of the storage is kept for readiness. */
   private failure(err: unknown): unknown {
     const error = sqliteError(err);
-    if (STORAGE.test(String((err as { code?: unknown }).code))) this.storageFailure = error as StoreUnavailableError;
+    if (STORAGE.test(String((err as { code?: unknown }).code))) {
+      this.storageFailure = error as StoreUnavailableError;
+      this.short = true;
+    }
     return error;
+  }
+
+  /**
+   * A commit that takes the WAL past SQLITE_CHECKPOINT_PAGES copies it into the database file
+   * (SQLite's automatic checkpoint), which grows that file by every page the WAL adds to it
+   * before the WAL can be written from its start again. On a disk the WAL filled, that copy
+   * cannot finish: it keeps what it wrote, and SQLite does not say it failed. Every commit after
+   * it started it again, so the room an operator freed went into the copy, and the writes that
+   * would have fitted in the WAL were refused. After a failed commit, commits checkpoint only
+   * once the disk has room for the copy to finish; until then the WAL grows, as without them.
+   */
+  private holdCheckpoints(): void {
+    const fits = this.checkpointFits();
+    this.db.pragma(`wal_autocheckpoint = ${fits ? this.checkpointPages : 0}`);
+    if (fits) this.short = false;
   }
 
   private keepJournalInMemory(inMemory: boolean): void {

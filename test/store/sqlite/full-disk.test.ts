@@ -4,11 +4,12 @@
 // skipped otherwise, except with CI=true, where it fails.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cli } from '../../support/cli.js';
+import { fill } from '../../support/disk.js';
 import { postPlant, send } from '../../support/http.js';
 import { pollUntil } from '../../support/poll.js';
 import { newToken, startServer, type ServerProcess } from '../../support/server.js';
@@ -16,19 +17,6 @@ import { newToken, startServer, type ServerProcess } from '../../support/server.
 const root = process.getuid?.() === 0;
 const skip =
   !root && process.env.CI !== 'true' ? 'mounting a tmpfs needs root; with CI=true this test fails instead' : false;
-
-/** Writes zeros until the disk has no room left (bounded by the tmpfs's size). */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (let i = 0; i < 1024; i++) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('a full disk', { skip }, () => {
   const mount = mkdtempSync(join(tmpdir(), 'plant-store-full-'));

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { openStore } from '../../../src/store/open-store.js';
+import { checkpointFits } from '../../../src/store/sqlite/checkpoint-room.js';
 import { SqliteWriter, type JobKind } from '../../../src/store/sqlite/writer.js';
 import { WalSync } from '../../../src/store/sqlite/wal-sync.js';
 import type { PlantWrite, WriteOutcome } from '../../../src/domain/plant-write.js';
@@ -165,7 +166,7 @@ describe('where a batch keeps its savepoint journal [sqlite]', () => {
       for (let i = 0; i < 2000; i++) insert.run(i, 'x'.repeat(300));
     })();
     sync = new WalSync(`${path}-wal`);
-    writer = new SqliteWriter(db, sync);
+    writer = new SqliteWriter(db, sync, () => checkpointFits(db, path));
   });
   after(async () => {
     await writer.close();

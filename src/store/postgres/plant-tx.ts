@@ -61,6 +61,24 @@ const insertValues = (plants: PlantRecord[]) => {
  * the creations' insert go together, in one round trip where `together` can.
  */
 export function postgresPlantTx({ together, later, commitWith }: Statements): PlantTx {
+  /**
+   * Locks again the ids the lock did not find. Under READ COMMITTED a `FOR UPDATE` that waited
+   * for another transaction and finds the row it waited for deleted skips it, even when that
+   * transaction made the same id again (a batch's delete, then create): the new row is not in the
+   * snapshot the statement started with. A statement of its own starts a new one and sees the
+   * committed state. It costs a round trip only where an id was not found and is not being
+   * created (a write of a plant that does not exist; creations learn of a taken id from their
+   * insert). Each look that finds a row may have waited again: at most 3.
+   */
+  async function lockRemade(missing: bigint[], plants: Map<bigint, PlantRecord>): Promise<void> {
+    for (let look = 0; look < 3 && missing.length > 0; look++) {
+      const [rows = []] = await together([{ ...SQL.lock, values: [missing.map(String)] }]);
+      if (rows.length === 0) return;
+      for (const r of rows as PlantRow[]) plants.set(BigInt(r.id), plantFromRow(r));
+      missing = missing.filter((id) => !plants.has(id));
+    }
+  }
+
   return {
     async read(ids, creations) {
       const lock = { ...SQL.lock, values: [ids.map(String)] };
@@ -69,6 +87,11 @@ export function postgresPlantTx({ together, later, commitWith }: Statements): Pl
       const [locked = [], added = []] = creations.length ? results : [results[0], []];
       const plants = new Map((locked as PlantRow[]).map((r) => [BigInt(r.id), plantFromRow(r)]));
       const position = BigInt(String(results.at(-1)![0]!.position));
+      const creating = new Set(creations.map((p) => p.id));
+      await lockRemade(
+        ids.filter((id) => !plants.has(id) && !creating.has(id)),
+        plants,
+      );
       return { plants, position, inserted: new Set(added.map((r) => BigInt(r.id as string))) };
     },
     async insert(plants) {

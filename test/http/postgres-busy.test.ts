@@ -70,4 +70,43 @@ describe('writes waiting for rows another transaction holds (PostgreSQL)', suite
     assert.equal((await send(server, { path: '/plants/2', headers: auth })).status, 404, 'the batch applied nothing');
     for (const w of writes) assert.equal((await send(server, w)).status, 200, w.path);
   });
+
+  it('batches waiting for the rows keep their places: past 8 at once, 503 before the body; then served', async () => {
+    const json = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+    const schema = new URL(server.databaseUrl).searchParams.get('schema')!;
+    // Real sockets: Node's 'close' of a request whose body is read is what gave places back.
+    const url = await server.listen();
+    const batch = (tag: string): RawRequest => ({
+      method: 'POST',
+      path: '/plants/batch',
+      headers: json,
+      body: `{"operations":[{"op":"patch","id":5,"patch":{"tag":"${tag}"}}]}`,
+    });
+    const created = await send(server, { method: 'POST', path: '/plants', headers: json, body: '{"id":5,"name":"e"}' });
+    assert.equal(created.status, 200);
+    await holder.query('BEGIN');
+    await holder.query(`SELECT 1 FROM ${pg.escapeIdentifier(schema)}.plants WHERE id = 5 FOR UPDATE`);
+    let waiting: Promise<{ status: number }>[] = [];
+    try {
+      // Eight batches whose bodies are read and whose writes wait for plant 5: the store holds them.
+      waiting = Array.from({ length: 8 }, (_, i) => send(url, batch(`w${i}`)));
+      const held = async () =>
+        Number(
+          (
+            await holder.query(
+              `SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND pid <> pg_backend_pid()`,
+            )
+          ).rows[0].n,
+        );
+      for (let i = 0; i < 100 && (await held()) < 8; i++) await new Promise((r) => setTimeout(r, 20));
+      const ninth = await send(url, batch('ninth'));
+      assert.equal(ninth.status, 503, 'a ninth batch while eight wait for the store');
+      assert.match(String((ninth.json as { message?: string }).message), /more than 8 of these requests at once/);
+      assert.equal(ninth.headers['retry-after'], '1');
+    } finally {
+      await holder.query('ROLLBACK');
+    }
+    for (const answer of await Promise.all(waiting)) assert.equal(answer.status, 200);
+    assert.equal((await send(url, batch('after'))).status, 200, 'the places came back');
+  });
 });

@@ -17,6 +17,7 @@ import { parametersSchema, requestSchema } from '../../openapi/request-schema.js
 import { createAjv } from '../../openapi/validation.js';
 import { answerWithoutEtag, checkWithoutEtag } from '../conditional-untagged.js';
 import { HttpError } from '../http-error.js';
+import { atOnce } from './at-once.js';
 import { queryGuard } from '../query-parameters.js';
 import { requireContentType } from './json-body.js';
 
@@ -119,30 +120,6 @@ function routeNotFound(doc: ApiDocument) {
 }
 
 /**
- * A preParsing hook that admits `most` requests at once: after the credential (an anonymous
- * request takes no place), before the body is read. A place is given back when the response is
- * sent or the connection closes, whichever comes first.
- */
-function atOnce(most: number) {
-  let inFlight = 0;
-  return function (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: () => void): void {
-    if (inFlight >= most) {
-      throw new HttpError(503, `more than ${most} of these requests at once; retry later`, { 'retry-after': '1' });
-    }
-    inFlight++;
-    let held = true;
-    const release = () => {
-      if (held) inFlight--;
-      held = false;
-    };
-    reply.raw.once('finish', release);
-    reply.raw.once('close', release);
-    request.raw.once('close', release);
-    done();
-  };
-}
-
-/**
  * The OpenAPI document as the app's routing, validation and serialisation. Registered before
  * the overload guard and the bearer check, so 404 and 405 answer first; `operation` is called
  * by the routes, once the bearer check (`authenticate`) is there too.
@@ -204,11 +181,12 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
       if (op.scopes) route.onRequest = this.authenticate(op.scopes[0]);
       if (op.requestMediaType) {
         const typed = requireContentType(op.requestMediaType);
-        const admit = options.atOnce === undefined ? undefined : atOnce(options.atOnce);
-        route.preParsing = admit
+        const places = options.atOnce === undefined ? undefined : atOnce(options.atOnce);
+        route.preParsing = places
           ? (request, reply, payload, done) =>
-              admit(request, reply, payload, () => typed(request, reply, payload, done))
+              places.admit(request, reply, payload, () => typed(request, reply, payload, done))
           : typed;
+        if (places) route.handler = places.around(handler);
       }
       if (!options.ownPreconditions) {
         route.preHandler = checkWithoutEtag;

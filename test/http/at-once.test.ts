@@ -38,7 +38,7 @@ describe('at most N requests at once', () => {
   it('holds a place while the handler works and until the answer is sent', async () => {
     const places = atOnce(2);
     const store = deferred();
-    const handler = places.around(async () => store.promise);
+    const handler = places.around(async (_request: unknown, _reply: unknown) => store.promise);
     const [a, b, c] = [exchange(), exchange(), exchange()];
     for (const x of [a, b]) places.admit(x.request, x.reply, undefined, () => {});
     const working = [a, b].map((x) => handler(x.request, x.reply) as Promise<unknown>);
@@ -66,7 +66,10 @@ describe('at most N requests at once', () => {
     const store = deferred();
     const late = exchange();
     places.admit(late.request, late.reply, undefined, () => {});
-    const working = places.around(async () => store.promise)(late.request, late.reply) as Promise<unknown>;
+    const working = places.around(async (_request: unknown, _reply: unknown) => store.promise)(
+      late.request,
+      late.reply,
+    ) as Promise<unknown>;
     late.left();
     assert.equal(places.inFlight(), 1, 'its batch is still being applied');
     store.resolve();
@@ -79,7 +82,7 @@ describe('at most N requests at once', () => {
     const x = exchange();
     places.admit(x.request, x.reply, undefined, () => {});
     await assert.rejects(
-      places.around(async () => {
+      places.around(async (_request: unknown, _reply: unknown) => {
         throw new Error('refused');
       })(x.request, x.reply) as Promise<unknown>,
     );

@@ -175,7 +175,7 @@ function readHostMetrics(registry: Registry, store: Store): void {
     (h) => (h.lagMs ?? Infinity) / 1000,
   );
   standbys(
-    'Whether reads may go to each standby: 1 when reachable and within DATABASE_READ_MAX_LAG, else 0.',
+    'Whether reads may go to each standby: 1 when reachable, a standby of this primary (in recovery, its system identifier) and within DATABASE_READ_MAX_LAG, else 0.',
     'plant_store_store_standby_usable',
     (h) => (h.usable ? 1 : 0),
   );

@@ -13,6 +13,7 @@ import { Cluster } from '../support/clusters.js';
 import { postPlant, send, type RawResponse } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { newToken, startServers, type ServerProcess } from '../support/server.js';
+import { openStore } from '../../src/store/open-store.js';
 
 const PRIMARY_PORT = 6461;
 const STANDBY_PORT = 6462;
@@ -197,6 +198,51 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
       await pollUntil(async () => standbyLines(b).at(-1)?.msg === 'a standby serves reads again', 2_000),
       JSON.stringify(standbyLines(b)),
     );
+  });
+
+  it('a read URL that is no standby of the primary serves no read, and the log says why once', async () => {
+    // Another store whose log is ahead of this one's and whose plant 1 is another plant, in
+    // another database of the primary's server (not in recovery): a failover that lost writes
+    // leaves such a database behind. Its lag looks like 0; its plants are not this store's.
+    await primary.sql('CREATE DATABASE other');
+    const otherUrl = `postgres://postgres@127.0.0.1:${PRIMARY_PORT}/other`;
+    const { store } = await openStore({ databaseUrl: `${otherUrl}?schema=replicas`, databasePoolSize: 1 });
+    try {
+      for (let i = 1; i <= 40; i++)
+        await store.plants.write({ kind: 'create', plant: { id: BigInt(i), name: 'theirs' } });
+    } finally {
+      await store.close();
+    }
+    try {
+      await Promise.all(servers.map((s) => s.dispose()));
+      servers = await startServers([
+        { databaseUrl, token, env: { DATABASE_READ_URL: otherUrl, DATABASE_READ_MAX_LAG: '1h' } },
+      ]);
+      const [server] = servers as [ServerProcess];
+      const id = nextId++;
+      await create(server, id, 'ours');
+      // Time for several looks at it (every 100 ms): a usable standby would take reads by now.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      for (let i = 0; i < 4; i++) {
+        const read = await get(server, `/plants/${id}`);
+        assert.equal(read.status, 200, read.text);
+        assert.equal((readJson(read.text) as { name: string }).name, 'ours');
+        const page = await get(server, `/plants?after=${id - 1}&limit=1`);
+        assert.equal(page.text, JSON.stringify([{ id, name: 'ours' }]));
+      }
+      const lines = standbyLines(server);
+      assert.equal(lines.length, 1, JSON.stringify(lines));
+      assert.equal(lines[0]!.level, 40);
+      assert.match(lines[0]!.why!, /^it is not a standby \(not in recovery\)/);
+      const metrics = await get(server, '/metrics');
+      const host = `127.0.0.1:${PRIMARY_PORT}`;
+      assert.ok(metrics.text.includes(`plant_store_store_standby_usable{host="${host}"} 0`), metrics.text);
+      assert.ok(metrics.text.includes(`plant_store_store_reads_total{host="${host}",role="standby"} 0`), metrics.text);
+    } finally {
+      await Promise.all(servers.map((s) => s.dispose()));
+      servers = [];
+      await primary.sql('DROP DATABASE other');
+    }
   });
 
   it('a standby that stops is left out: reads keep answering, and it is taken back once it answers', async () => {

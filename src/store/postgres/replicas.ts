@@ -14,7 +14,22 @@ const LOOK_TIMEOUT_MS = 1_000;
 /** Positions of the primary remembered to judge lag; past it the oldest are merged (see `sample`). */
 const SAMPLES = 3_000;
 
-const POSITION = { text: `SELECT (${CURRENT_POSITION})::text AS p` };
+/**
+ * Where a database stands, and whose it is: a standby of this primary is in recovery and has the
+ * primary's system identifier (the same initdb, copied by pg_basebackup). Another database (a
+ * primary of its own, another cluster's standby, the old primary a failover left behind) may
+ * hold a change log that looks right and is another store's.
+ */
+const POSITION = {
+  text: `SELECT (${CURRENT_POSITION})::text AS p, pg_is_in_recovery() AS recovering,
+                (SELECT system_identifier FROM pg_control_system())::text AS system`,
+};
+
+interface PositionRow {
+  p: string;
+  recovering: boolean;
+  system: string;
+}
 
 /** The primary's reads, and what a standby's read that failed falls back to. */
 export interface PrimaryReads {
@@ -39,6 +54,8 @@ class Standby {
   reachable = false;
   /** Reads sent here since start. */
   served = 0;
+  /** Its last look's system identifier, and whether it was in recovery (a standby). */
+  identity: { system: string; recovering: boolean } | undefined;
   readonly reads: StoreReads;
   private looking: Promise<bigint | undefined> | undefined;
 
@@ -103,10 +120,11 @@ class Standby {
    */
   look(): Promise<bigint | undefined> {
     this.looking ??= this.pool
-      .run<{ p: string }>(POSITION)
+      .run<PositionRow>(POSITION)
       .then(
         ([row]) => {
           this.position = BigInt(row!.p);
+          this.identity = { system: row!.system, recovering: row!.recovering };
           this.reachable = true;
           return this.position;
         },
@@ -153,6 +171,8 @@ export class Standbys {
   /** The primary's positions, ascending, each with the time of the look before the one that saw it. */
   private samples: Sample[] = [];
   private lastLook: number | undefined;
+  /** The primary's system identifier, from its last look. */
+  private primarySystem: string | undefined;
   private lookingAtPrimary = false;
   private timer: NodeJS.Timeout | undefined;
   private turn = 0;
@@ -181,9 +201,12 @@ export class Standbys {
   private readonly listeners: ((change: StandbyChange) => void)[] = [];
   /** What each standby was last told as; none until known (a first look's lag is not). */
   private readonly told = new Map<Standby, boolean>();
+  /** The standbys left out, as last told: a listener that comes after the first looks hears of them. */
+  private readonly leftOut = new Map<Standby, StandbyChange>();
 
   onChange(listener: (change: StandbyChange) => void): void {
     this.listeners.push(listener);
+    for (const change of this.leftOut.values()) listener(change);
   }
 
   /**
@@ -198,14 +221,20 @@ export class Standbys {
       const before = this.told.get(s);
       if (usable === before) continue;
       const lag = this.lagMs(s, now);
-      if (before === undefined && (usable || (s.reachable && lag === Infinity))) {
+      const stranger = s.reachable ? this.stranger(s) : undefined;
+      if (before === undefined && !stranger && (usable || (s.reachable && lag === Infinity))) {
         if (usable) this.told.set(s, true);
         continue;
       }
       this.told.set(s, usable);
       const behind = lag === Infinity ? 'its lag is not known' : `${(lag / 1000).toFixed(1)} s behind`;
-      const why = !s.reachable ? 'unreachable' : `${behind}, past DATABASE_READ_MAX_LAG (${this.maxLagMs / 1000} s)`;
-      for (const listener of this.listeners) listener({ host: s.host, usable, ...(!usable && { why }) });
+      const why = !s.reachable
+        ? 'unreachable'
+        : (stranger ?? `${behind}, past DATABASE_READ_MAX_LAG (${this.maxLagMs / 1000} s)`);
+      const change: StandbyChange = { host: s.host, usable, ...(!usable && { why }) };
+      if (usable) this.leftOut.delete(s);
+      else this.leftOut.set(s, change);
+      for (const listener of this.listeners) listener(change);
     }
   }
 
@@ -214,7 +243,8 @@ export class Standbys {
     this.lookingAtPrimary = true;
     const sent = Date.now();
     try {
-      const [row] = await this.primary.run<{ p: string }>(POSITION);
+      const [row] = await this.primary.run<PositionRow>(POSITION);
+      this.primarySystem = row!.system;
       this.sample(BigInt(row!.p), sent);
     } catch {
       // The primary's outage is the writes' and /readyz's to report; lags are judged from the
@@ -251,8 +281,22 @@ export class Standbys {
     return missing === undefined ? 0 : Math.max(0, now - missing.passedAfter);
   }
 
+  /**
+   * Why `s` is no standby of this primary, or undefined when it is (or is not known yet not to
+   * be: it is not usable before its first look anyway). Its reads would be another store's.
+   */
+  private stranger(s: Standby): string | undefined {
+    if (!s.identity) return undefined;
+    if (!s.identity.recovering) return 'it is not a standby (not in recovery): another primary, not this one';
+    if (this.primarySystem === undefined) return 'the primary, to compare it with, has not been reached yet';
+    if (s.identity.system !== this.primarySystem) {
+      return `it is a standby of another cluster (system identifier ${s.identity.system}, the primary's ${this.primarySystem})`;
+    }
+    return undefined;
+  }
+
   private usable(s: Standby): boolean {
-    return s.reachable && this.lagMs(s) <= this.maxLagMs;
+    return s.reachable && this.stranger(s) === undefined && this.lagMs(s) <= this.maxLagMs;
   }
 
   /**

@@ -116,7 +116,8 @@ export interface paths {
          *     With `wait=S`, when nothing follows `after`, the answer waits up to S seconds for a change
          *     (a long poll), then answers, `[]` if none came.
          *
-         *     **A stream** (`Accept: text/event-stream`): Server-Sent Events as a browser's
+         *     **A stream** (`Accept: text/event-stream`, preferred to `application/json` by its `q`,
+         *     then by the order the client lists them; `*\/*` alone is a page): Server-Sent Events as a browser's
          *     `EventSource` reads them, one event per change (`id:` its position, `event:` its type,
          *     `data:` the change's JSON), starting after `Last-Event-ID` (a reconnecting `EventSource`
          *     sends it), else after `after`, else at the end (new changes only). A comment line comes
@@ -1084,7 +1085,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The store or the identity provider's keys are unavailable (a database that cannot be reached or did not answer within a few seconds, or a store that cannot take writes: a full disk, a failed sync, a read-only standby), the store is busy (PostgreSQL: a write waited for rows other writes hold until its time was spent, or lost a deadlock twice; the message is then `the store is busy with other writes; retry later` and nothing of it was applied), the server is overloaded, or it is shutting down; retry after the given number of seconds. A write answered 503 may or may not have been applied: retrying it is safe. */
+        /** @description The store or the identity provider's keys are unavailable (a database that cannot be reached or did not answer within a few seconds, or a store that cannot take writes: a full disk, a failed sync, a read-only standby), the store is busy (PostgreSQL: a write waited for rows other writes hold until its time was spent, or lost a deadlock twice; the message is then `the store is busy with other writes; retry later` and nothing of it was applied; or every connection of the instance's pool is in use: `every connection to the store is busy; retry later`), the server is overloaded, or it is shutting down; retry after the given number of seconds. A write answered 503 may or may not have been applied: retrying it is safe. */
         Unavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];

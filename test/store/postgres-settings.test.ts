@@ -116,6 +116,9 @@ describe('postgres error mapping', () => {
       coded('40001'),
       coded('23505'),
       new TypeError('x'),
+      // The pool's own connections all in use: this process is busy, its primary is not away.
+      new Error('timeout exceeded when trying to connect'),
+      new StoreUnavailableError(new Error('timeout exceeded when trying to connect')),
     ]) {
       assert.equal(isHostFailure(err), false, String((err as { code?: string }).code));
     }
@@ -128,6 +131,10 @@ describe('postgres error mapping', () => {
       assert.equal(err.message, 'the store is busy with other writes; retry later', code);
     }
     assert.equal((storeError(coded('57P01')) as Error).message, 'the store is unavailable; retry later');
+    assert.equal(
+      (storeError(new Error('timeout exceeded when trying to connect')) as Error).message,
+      'every connection to the store is busy; retry later',
+    );
   });
 
   it('leaves bugs and bad statements alone, so they stay 500s', () => {

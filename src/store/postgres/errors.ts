@@ -30,10 +30,18 @@ const NETWORK_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
+/**
+ * pg-pool's answer to a request that waited its whole connection time-out for one of the pool's
+ * connections, every one of them in use: this process's own work holds them (writes waiting for
+ * rows other writes hold, mostly), not a host that is away. A new connection that cannot be made
+ * fails otherwise ("Connection terminated due to connection timeout", a network error).
+ */
+const POOL_FULL = /^timeout exceeded when trying to connect$/;
+
 /** pg and pg-pool raise these as plain Errors, without a code. */
 const DRIVER_MESSAGES = [
   /^Connection terminated/,
-  /^timeout exceeded when trying to connect$/,
+  POOL_FULL,
   /^timeout expired$/,
   /^Query read timeout$/,
   /is not queryable$/,
@@ -81,6 +89,7 @@ export function isHostFailure(err: unknown): boolean {
   const e = err instanceof StoreUnavailableError ? err.cause : err;
   if (!isUnavailable(e)) return false;
   const code = (e as { code?: unknown }).code;
+  if (e instanceof Error && POOL_FULL.test(e.message)) return false;
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
   return code === READ_ONLY || code.startsWith('08') || GOING_AWAY.has(code);
 }
@@ -89,6 +98,9 @@ export function isHostFailure(err: unknown): boolean {
 export function storeError(err: unknown): unknown {
   if (err instanceof StoreUnavailableError) return err;
   if (!isUnavailable(err)) return err;
+  if (POOL_FULL.test((err as Error).message)) {
+    return new StoreUnavailableError(err, 'every connection to the store is busy; retry later');
+  }
   const busy = BUSY_CODES.has(codeOf(err) as string);
   return new StoreUnavailableError(err, busy ? 'the store is busy with other writes; retry later' : undefined);
 }

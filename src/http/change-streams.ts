@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matches, type Change, type ChangeFilter } from '../domain/change.js';
 import { ForbiddenError, UnauthenticatedError, UnavailableError } from '../domain/errors.js';
 import { readAfter, type Feed } from '../use-cases/read-changes.js';
@@ -23,7 +23,56 @@ const FLUSH_MS = 15;
 /** Changes written per read of the store, for a stream behind what the hub holds in memory. */
 const BATCH = 500;
 
+/**
+ * One of the CHANGES_MAX_STREAMS places, taken by a request before it waits for anything (its
+ * starting point, the store): it is given back when the stream it became closes, or as soon as
+ * its client leaves, whatever the request is doing then. A client that leaves while its request
+ * waits is noticed by the socket's close, never by a write: a filtered stream may never be
+ * written to, and a place kept for a client gone is kept for good.
+ */
+export class Place {
+  private readonly left = new AbortController();
+  private released = false;
+  /** The stream it became, which the client's leaving closes. */
+  stream: Stream | undefined;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    private readonly giveBack: (place: Place) => void,
+  ) {
+    // The response's close covers a request answered or a socket closed once it owns it; the
+    // socket's covers a request queued behind another on the same connection.
+    res.once('close', this.onLeave);
+    req.socket.once('close', this.onLeave);
+    if (this.gone) this.onLeave();
+  }
+
+  /** Aborts when the client leaves (or the place is given back). */
+  get signal(): AbortSignal {
+    return this.left.signal;
+  }
+
+  /** The client is gone: nothing it asked for can reach it any more. */
+  get gone(): boolean {
+    return this.released || this.res.destroyed || this.req.socket.destroyed;
+  }
+
+  /** Gives the place back (once); the stream it became, if any, is closed by its owner. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.res.off('close', this.onLeave);
+    this.req.socket.off('close', this.onLeave);
+    this.left.abort();
+    this.giveBack(this);
+  }
+
+  private readonly onLeave = (): void => this.release();
+}
+
 interface Stream {
+  place: Place;
   res: ServerResponse;
   /** The bearer credential it was opened with, checked again every RECHECK_MS. */
   credential: string;
@@ -60,8 +109,8 @@ export class ChangeStreams {
   private readonly stopResets: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
   private checking = false;
-  /** Streams admitted and not yet open (their starting point is being read): they count too. */
-  private admitted = 0;
+  /** Every place taken: streams open, and requests admitted that are not yet streams. */
+  private readonly places = new Set<Place>();
 
   constructor(
     private readonly feed: Feed,
@@ -84,33 +133,45 @@ export class ChangeStreams {
     return this.streams.size;
   }
 
+  /** The places taken: open streams, and requests admitted that are not yet streams. */
+  get held(): number {
+    return this.places.size;
+  }
+
   /**
    * Takes a place for a stream about to open, or refuses past CHANGES_MAX_STREAMS before anything
    * is sent; the place is held while its starting point is read, so requests that come together
-   * cannot all pass. `open` fills it; `release` gives it back when the stream does not open.
+   * cannot all pass. `open` fills it; it is given back when the request fails (`release`), when
+   * the stream closes, or when the client leaves, at any point.
    */
-  admit(): void {
-    if (this.streams.size + this.admitted >= this.options.max) {
+  admit(req: IncomingMessage, res: ServerResponse): Place {
+    if (this.places.size >= this.options.max) {
       throw new UnavailableError(
         `this instance has its most change streams open (${this.options.max}); retry later`,
         5,
       );
     }
-    this.admitted++;
+    const place = new Place(req, res, (p) => this.giveBack(p));
+    if (!place.gone) this.places.add(place);
+    return place;
   }
 
-  release(): void {
-    this.admitted--;
-  }
-
-  /** Feeds `res`, whose headers are sent, from `after` on until it closes (in the place `admit` took). */
-  open(res: ServerResponse, credential: string, after: bigint, filter: ChangeFilter): void {
-    this.admitted--;
-    const stream: Stream = { res, credential, filter, after, busy: false, closed: false };
+  /**
+   * Feeds the place's response, whose headers are sent, from `after` on until it closes. A client
+   * that left while its starting point was read has given its place back already: nothing opens.
+   */
+  open(place: Place, credential: string, after: bigint, filter: ChangeFilter): void {
+    if (place.gone) return;
+    const stream: Stream = { place, res: place.res, credential, filter, after, busy: false, closed: false };
+    place.stream = stream;
     this.streams.add(stream);
     this.feed.hub.followers++;
-    res.once('close', () => this.forget(stream));
     this.scheduleFlush();
+  }
+
+  private giveBack(place: Place): void {
+    this.places.delete(place);
+    if (place.stream) this.forget(place.stream);
   }
 
   /** Ends every stream (the server is closing): their readers reconnect elsewhere or later. */
@@ -127,6 +188,7 @@ export class ChangeStreams {
     stream.closed = true;
     this.streams.delete(stream);
     this.feed.hub.followers--;
+    stream.place.release();
   }
 
   private close(stream: Stream, now = false): void {

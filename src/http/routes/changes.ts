@@ -36,7 +36,7 @@ export async function changeRoutes(
         throw new InvalidInputError('id and tag exclude each other: one plant has one history');
       }
       if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
-        streams.admit();
+        const place = streams.admit(request.raw, reply.raw);
         let after: bigint;
         try {
           const lastEventId = request.headers['last-event-id'];
@@ -44,10 +44,15 @@ export async function changeRoutes(
           // Without a position, new changes only: from the end as the store has it now.
           after = from === undefined ? (await feed.hub.bounds()).current : await startingPoint(feed, from);
         } catch (err) {
-          streams.release();
+          place.release();
           throw err;
         }
         reply.hijack();
+        // The client left while the starting point was read: its place is back, nothing to send.
+        if (place.gone) {
+          reply.raw.destroy();
+          return reply;
+        }
         reply.raw.writeHead(200, {
           ...(reply.getHeaders() as OutgoingHttpHeaders),
           'content-type': 'text/event-stream; charset=utf-8',
@@ -58,7 +63,7 @@ export async function changeRoutes(
         });
         // A reader that loses the stream comes back after a second (a browser waits 3 s by default).
         reply.raw.write(': following the changes\nretry: 1000\n\n');
-        streams.open(reply.raw, bearerCredential(request.headers.authorization), after, filterOf(query));
+        streams.open(place, bearerCredential(request.headers.authorization), after, filterOf(query));
         return reply;
       }
       // The same URL answers pages or a stream by Accept: a cache must keep them apart.

@@ -1,0 +1,98 @@
+// The places of CHANGES_MAX_STREAMS, on both stores, as an attacker would spend them: clients
+// that leave while their request waits, long polls, one principal taking every place, readers
+// that never read. Each place is given back whenever its client leaves, at any point.
+import assert from 'node:assert/strict';
+import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { pollUntil } from '../support/poll.js';
+import { stores, suiteOptions } from '../support/stores.js';
+
+/** Opens a stream the way EventSource does; resolves once the status is in. */
+function openStream(base: string, token: string, path = '/plants/changes', headers: Record<string, string> = {}) {
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(`${base}${path}`, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, ...headers },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      res.on('error', () => undefined);
+      res.resume();
+      resolve(res);
+    });
+    req.end();
+  });
+}
+
+/** Sends `text` on a socket of its own, and destroys the socket as soon as it is written. */
+function sendAndLeave(port: number, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.once('close', () => resolve());
+    socket.once('connect', () => socket.write(text, () => socket.destroy()));
+  });
+}
+
+/** Every read of the log's end takes `ms` more (a slow store): the window before a stream opens. */
+function slowBounds(app: TestApp, ms: number): () => void {
+  const { hub } = app.services.feed;
+  const bounds = hub.bounds.bind(hub);
+  hub.bounds = async () => {
+    await new Promise((r) => setTimeout(r, ms));
+    return bounds();
+  };
+  return () => {
+    hub.bounds = bounds;
+  };
+}
+
+async function gauge(app: TestApp, name: string): Promise<number> {
+  const res = await app.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${app.token}` } });
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(res.body)?.[1]);
+}
+
+for (const kind of stores) {
+  describe(`the places of the change streams [${kind}]`, suiteOptions(kind), () => {
+    let app: TestApp;
+    let base = '';
+    let port = 0;
+    before(async () => {
+      app = await buildTestApp({ store: kind, env: { CHANGES_MAX_STREAMS: '10' } });
+      base = await app.listen();
+      port = Number(new URL(base).port);
+    });
+    after(async () => {
+      await app.close();
+    });
+
+    it('gives back the place of a client that leaves while its stream opens', async () => {
+      const restore = slowBounds(app, 20);
+      try {
+        const get =
+          `GET /plants/changes?tag=nobody HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n` +
+          `Authorization: Bearer ${app.token}\r\n\r\n`;
+        for (let round = 0; round < 8; round++) {
+          await Promise.all(Array.from({ length: 10 }, () => sendAndLeave(port, get)));
+        }
+        // Every request has had its slow read answered, and no stream is left open for them.
+        await new Promise((r) => setTimeout(r, 100));
+        assert.ok(
+          await pollUntil(async () => (await gauge(app, 'plant_store_change_streams')) === 0, 2000),
+          `${await gauge(app, 'plant_store_change_streams')} streams left open for clients gone`,
+        );
+      } finally {
+        restore();
+      }
+      // Every place is free again: all ten open.
+      const open = await Promise.all(Array.from({ length: 10 }, () => openStream(base, app.token)));
+      assert.deepEqual(
+        open.map((r) => r.statusCode),
+        Array(10).fill(200),
+      );
+      for (const r of open) r.destroy();
+      assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_streams')) === 0, 2000));
+    });
+  });
+}

@@ -147,7 +147,7 @@ export class ChangeStreams {
   admit(req: IncomingMessage, res: ServerResponse): Place {
     if (this.places.size >= this.options.max) {
       throw new UnavailableError(
-        `this instance has its most change streams open (${this.options.max}); retry later`,
+        `this instance has its most change streams and long polls (${this.options.max}); retry later`,
         5,
       );
     }

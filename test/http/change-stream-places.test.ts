@@ -6,6 +6,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { buildTestApp, type TestApp } from '../helper.js';
+import { postPlant } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
@@ -93,6 +94,64 @@ for (const kind of stores) {
       );
       for (const r of open) r.destroy();
       assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_streams')) === 0, 2000));
+    });
+    it('counts long polls among the places, and gives back those whose client leaves', async () => {
+      const { current } = await app.services.feed.hub.bounds();
+      const get =
+        `GET /plants/changes?after=${current}&wait=60&tag=nobody HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+        `Authorization: Bearer ${app.token}\r\n\r\n`;
+      const sockets = Array.from({ length: 10 }, () => {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.write(get);
+        return socket;
+      });
+      assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 10, 2000));
+      // Every place is taken by a long poll: a stream is refused.
+      const refused = await openStream(base, app.token);
+      assert.equal(refused.statusCode, 503);
+      assert.ok(Number(refused.headers['retry-after']) > 0);
+      for (const s of sockets) s.destroy();
+      assert.ok(
+        await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000),
+        'the long polls of clients gone gave their places back',
+      );
+      const open = await openStream(base, app.token);
+      assert.equal(open.statusCode, 200);
+      open.destroy();
+    });
+
+    it('wakes a filtered long poll for a change it passes, not for others', async () => {
+      const { hub } = app.services.feed;
+      const waitPast = hub.waitPast.bind(hub);
+      let waits = 0;
+      hub.waitPast = (...args) => {
+        waits++;
+        return waitPast(...args);
+      };
+      try {
+        const { current } = await hub.bounds();
+        const polled = app.inject({
+          path: `/plants/changes?after=${current}&wait=30&tag=wanted`,
+          headers: { authorization: `Bearer ${app.token}` },
+        });
+        assert.ok(await pollUntil(async () => waits === 1, 2000), 'the long poll waits');
+        for (let i = 0; i < 50; i++) {
+          await postPlant(base, app.token, JSON.stringify({ id: 9000 + i, name: `other ${i}`, tag: 'other' }));
+        }
+        const wanted = await postPlant(base, app.token, JSON.stringify({ id: 9100, name: 'wanted', tag: 'wanted' }));
+        const res = await polled;
+        assert.equal(res.status, 200);
+        const changes = JSON.parse(res.text) as { position: number; id: number }[];
+        assert.deepEqual(
+          changes.map((c) => [String(c.position), c.id]),
+          [[wanted.headers['change-position'], 9100]],
+        );
+        // One wait, woken once: the 50 changes of another tag woke it for nothing never.
+        assert.equal(waits, 1, `waited ${waits} times`);
+      } finally {
+        hub.waitPast = waitPast;
+      }
     });
   });
 }

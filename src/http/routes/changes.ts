@@ -68,7 +68,16 @@ export async function changeRoutes(
       }
       // The same URL answers pages or a stream by Accept: a cache must keep them apart.
       reply.header('vary', 'Accept');
-      const page = await listChanges(feed, query, { signal: closing.signal, atLeast: readsAtLeast(request.headers) });
+      // A long poll holds a place of CHANGES_MAX_STREAMS while it waits, as a stream does, and
+      // gives it back when it answers or its client leaves (which ends the wait).
+      const place = query.wait ? streams.admit(request.raw, reply.raw) : undefined;
+      let page;
+      try {
+        const signal = place ? AbortSignal.any([closing.signal, place.signal]) : closing.signal;
+        page = await listChanges(feed, query, { signal, atLeast: readsAtLeast(request.headers) });
+      } finally {
+        place?.release();
+      }
       if (page.nextAfter !== undefined) reply.header('link', nextLink(query, page.nextAfter));
       // Each change's JSON was written once, when it was read from the log (domain/change.ts).
       return reply.type('application/json; charset=utf-8').send(`[${page.changes.map((c) => c.json).join(',')}]`);

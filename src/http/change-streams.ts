@@ -37,6 +37,8 @@ export class Place {
   stream: Stream | undefined;
 
   constructor(
+    /** Who holds it: the principal's limit key, never the raw credential. */
+    readonly holder: string,
     private readonly req: IncomingMessage,
     readonly res: ServerResponse,
     private readonly giveBack: (place: Place) => void,
@@ -111,6 +113,8 @@ export class ChangeStreams {
   private checking = false;
   /** Every place taken: streams open, and requests admitted that are not yet streams. */
   private readonly places = new Set<Place>();
+  /** The places each principal holds: none holds more than `share`. */
+  private readonly byHolder = new Map<string, number>();
 
   constructor(
     private readonly feed: Feed,
@@ -144,16 +148,34 @@ export class ChangeStreams {
    * cannot all pass. `open` fills it; it is given back when the request fails (`release`), when
    * the stream closes, or when the client leaves, at any point.
    */
-  admit(req: IncomingMessage, res: ServerResponse): Place {
+  admit(holder: string, req: IncomingMessage, res: ServerResponse): Place {
     if (this.places.size >= this.options.max) {
       throw new UnavailableError(
         `this instance has its most change streams and long polls (${this.options.max}); retry later`,
         5,
       );
     }
-    const place = new Place(req, res, (p) => this.giveBack(p));
-    if (!place.gone) this.places.add(place);
+    if ((this.byHolder.get(holder) ?? 0) >= this.share) {
+      throw new UnavailableError(
+        `this credential holds its share of this instance's change streams and long polls (${this.share}); ` +
+          'close one, or retry later',
+        5,
+      );
+    }
+    const place = new Place(holder, req, res, (p) => this.giveBack(p));
+    if (!place.gone) {
+      this.places.add(place);
+      this.byHolder.set(holder, (this.byHolder.get(holder) ?? 0) + 1);
+    }
     return place;
+  }
+
+  /**
+   * The most places one principal holds: half of them (at least one), so that one token cannot
+   * take every place and refuse everyone else (two can still fill them).
+   */
+  get share(): number {
+    return Math.max(1, Math.floor(this.options.max / 2));
   }
 
   /**
@@ -170,7 +192,11 @@ export class ChangeStreams {
   }
 
   private giveBack(place: Place): void {
-    this.places.delete(place);
+    if (this.places.delete(place)) {
+      const n = this.byHolder.get(place.holder)! - 1;
+      if (n === 0) this.byHolder.delete(place.holder);
+      else this.byHolder.set(place.holder, n);
+    }
     if (place.stream) this.forget(place.stream);
   }
 

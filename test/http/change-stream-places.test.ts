@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createToken } from '../../src/use-cases/create-token.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { postPlant } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
@@ -59,8 +60,12 @@ for (const kind of stores) {
     let app: TestApp;
     let base = '';
     let port = 0;
+    /** Two principals: one holds at most half of the ten places. */
+    let tokens: [string, string];
     before(async () => {
       app = await buildTestApp({ store: kind, env: { CHANGES_MAX_STREAMS: '10' } });
+      const other = await createToken(app.services.store, { name: 'other reader', scopes: ['plants:read'] });
+      tokens = [app.token, other.token];
       base = await app.listen();
       port = Number(new URL(base).port);
     });
@@ -86,8 +91,8 @@ for (const kind of stores) {
       } finally {
         restore();
       }
-      // Every place is free again: all ten open.
-      const open = await Promise.all(Array.from({ length: 10 }, () => openStream(base, app.token)));
+      // Every place is free again: all ten open (five for each of two tokens).
+      const open = await Promise.all(Array.from({ length: 10 }, (_, i) => openStream(base, tokens[i % 2])));
       assert.deepEqual(
         open.map((r) => r.statusCode),
         Array(10).fill(200),
@@ -97,13 +102,13 @@ for (const kind of stores) {
     });
     it('counts long polls among the places, and gives back those whose client leaves', async () => {
       const { current } = await app.services.feed.hub.bounds();
-      const get =
+      const get = (token: string) =>
         `GET /plants/changes?after=${current}&wait=60&tag=nobody HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-        `Authorization: Bearer ${app.token}\r\n\r\n`;
-      const sockets = Array.from({ length: 10 }, () => {
+        `Authorization: Bearer ${token}\r\n\r\n`;
+      const sockets = Array.from({ length: 10 }, (_, i) => {
         const socket = connect(port, '127.0.0.1');
         socket.on('error', () => undefined);
-        socket.write(get);
+        socket.write(get(tokens[i % 2]));
         return socket;
       });
       assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 10, 2000));
@@ -152,6 +157,21 @@ for (const kind of stores) {
       } finally {
         hub.waitPast = waitPast;
       }
+    });
+    it('lets no token hold more than half of the places', async () => {
+      const [a, b] = tokens;
+      const byA = await Promise.all(Array.from({ length: 10 }, () => openStream(base, a)));
+      assert.equal(byA.filter((r) => r.statusCode === 200).length, 5, 'token A holds half of the places');
+      const refused = byA.find((r) => r.statusCode === 503);
+      assert.ok(Number(refused?.headers['retry-after']) > 0);
+      const byB = await Promise.all(Array.from({ length: 5 }, () => openStream(base, b)));
+      assert.deepEqual(
+        byB.map((r) => r.statusCode),
+        Array(5).fill(200),
+        'token B takes the other half',
+      );
+      for (const r of [...byA, ...byB]) r.destroy();
+      assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000));
     });
   });
 }

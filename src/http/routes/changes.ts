@@ -1,5 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { bearerCredential } from '../../auth/verify-bearer.js';
 import { InvalidInputError } from '../../domain/errors.js';
 import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
@@ -28,6 +28,9 @@ export async function changeRoutes(
     streams.closeAll();
   });
 
+  // Places are shared by principal (one token, one JWT subject), never by the raw credential.
+  const holderOf = (request: FastifyRequest) => request.principal?.limitKey ?? 'anonymous';
+
   app.operation(
     'listChanges',
     async (request, reply) => {
@@ -36,7 +39,7 @@ export async function changeRoutes(
         throw new InvalidInputError('id and tag exclude each other: one plant has one history');
       }
       if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
-        const place = streams.admit(request.raw, reply.raw);
+        const place = streams.admit(holderOf(request), request.raw, reply.raw);
         let after: bigint;
         try {
           const lastEventId = request.headers['last-event-id'];
@@ -70,7 +73,7 @@ export async function changeRoutes(
       reply.header('vary', 'Accept');
       // A long poll holds a place of CHANGES_MAX_STREAMS while it waits, as a stream does, and
       // gives it back when it answers or its client leaves (which ends the wait).
-      const place = query.wait ? streams.admit(request.raw, reply.raw) : undefined;
+      const place = query.wait ? streams.admit(holderOf(request), request.raw, reply.raw) : undefined;
       let page;
       try {
         const signal = place ? AbortSignal.any([closing.signal, place.signal]) : closing.signal;

@@ -93,8 +93,33 @@ export interface StreamOptions {
   onError: (err: unknown) => void;
 }
 
-const eventsOf = (changes: Change[]) =>
-  changes.map((c) => `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`).join('');
+const eventOf = (c: Change) => `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`;
+
+/** The events of some changes, and the last change they cover: all of them when `through` is undefined. */
+interface Slice {
+  text: string;
+  bytes: number;
+  through: bigint | undefined;
+}
+
+/**
+ * The events of the `changes` that pass `filter`, as many as `room` bytes hold (at least one):
+ * a stream is never handed more than it may leave unread, however far behind it is.
+ */
+function sliceOf(changes: readonly Change[], filter: ChangeFilter, room: number): Slice {
+  let text = '';
+  let bytes = 0;
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i]!;
+    if (!matches(c, filter)) continue;
+    const event = eventOf(c);
+    const size = Buffer.byteLength(event);
+    if (bytes > 0 && bytes + size > room) return { text, bytes, through: changes[i - 1]!.position };
+    text += event;
+    bytes += size;
+  }
+  return { text, bytes, through: undefined };
+}
 
 /**
  * The open Server-Sent Events streams of `GET /plants/changes` on this instance. The hub
@@ -230,11 +255,15 @@ export class ChangeStreams {
     }, FLUSH_MS);
   }
 
-  /** Writes what is new to every stream that keeps up; sends the others to read the store. */
+  /**
+   * Writes what is new to every stream that keeps up, as much of it as its unread bound leaves
+   * room for (the rest once it drains); sends the others to read the store.
+   */
   private flush(): void {
     const { hub } = this.feed;
     const upTo = hub.current;
-    const shared = new Map<bigint, string>();
+    // The text of the events past a position, built once for the unfiltered streams there.
+    const shared = new Map<bigint, Slice>();
     for (const s of this.streams) {
       if (s.busy || s.after >= upTo) continue;
       const recent = hub.recent(s.after);
@@ -242,13 +271,22 @@ export class ChangeStreams {
         void this.catchUp(s);
         continue;
       }
-      let text: string;
-      if (s.filter.tags === undefined && s.filter.id === undefined) {
-        text = shared.get(s.after) ?? eventsOf(recent);
-        shared.set(s.after, text);
-      } else text = eventsOf(recent.filter((c) => matches(c, s.filter)));
-      s.after = upTo;
-      if (text) this.send(s, text);
+      const room = this.room(s);
+      if (room <= 0) {
+        this.wait(s);
+        continue;
+      }
+      const whole = s.filter.tags === undefined && s.filter.id === undefined;
+      let slice = whole ? shared.get(s.after) : undefined;
+      if (slice === undefined || slice.bytes > room) {
+        slice = sliceOf(recent, s.filter, room);
+        if (whole && slice.through === undefined) shared.set(s.after, slice);
+      }
+      // Past the last event written, or every change up to `upTo` (written or passed over).
+      s.after = slice.through ?? upTo;
+      if (slice.text) this.send(s, slice.text);
+      // Cut short by its bound: the rest follows once the reader has taken what it has.
+      if (slice.through !== undefined && !s.busy) this.scheduleFlush();
     }
   }
 
@@ -258,11 +296,18 @@ export class ChangeStreams {
     try {
       const { hub } = this.feed;
       while (!stream.closed && !hub.recent(stream.after)) {
+        if (this.room(stream) <= 0) {
+          await this.drained(stream);
+          continue;
+        }
         const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter, {
           upTo: hub.current,
         });
-        stream.after = scannedTo;
-        if (changes.length > 0 && !this.write(stream, eventsOf(changes))) await this.drained(stream);
+        if (stream.closed) break;
+        // As much as its bound holds; what did not fit is read again once it has drained.
+        const slice = sliceOf(changes, {}, this.room(stream));
+        stream.after = slice.through ?? scannedTo;
+        if (slice.text && !this.write(stream, slice.text)) await this.drained(stream);
       }
     } catch (err) {
       this.options.onError(err);
@@ -273,8 +318,17 @@ export class ChangeStreams {
     }
   }
 
+  /** What the stream may still be handed before its reader has left MAX_UNREAD_BYTES unread. */
+  private room(stream: Stream): number {
+    return MAX_UNREAD_BYTES - stream.res.writableLength;
+  }
+
   private send(stream: Stream, text: string): void {
-    if (this.write(stream, text)) return;
+    if (!this.write(stream, text)) this.wait(stream);
+  }
+
+  /** Writes no more to the stream until its reader has taken what it holds (or is closed for stalling). */
+  private wait(stream: Stream): void {
     stream.busy = true;
     void this.drained(stream).then(() => {
       stream.busy = false;

@@ -2,7 +2,7 @@
 // that leave while their request waits, long polls, one principal taking every place, readers
 // that never read. Each place is given back whenever its client leaves, at any point.
 import assert from 'node:assert/strict';
-import { request, type IncomingMessage } from 'node:http';
+import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createToken } from '../../src/use-cases/create-token.js';
@@ -92,7 +92,7 @@ for (const kind of stores) {
         restore();
       }
       // Every place is free again: all ten open (five for each of two tokens).
-      const open = await Promise.all(Array.from({ length: 10 }, (_, i) => openStream(base, tokens[i % 2])));
+      const open = await Promise.all(Array.from({ length: 10 }, (_, i) => openStream(base, tokens[i % 2]!)));
       assert.deepEqual(
         open.map((r) => r.statusCode),
         Array(10).fill(200),
@@ -108,7 +108,7 @@ for (const kind of stores) {
       const sockets = Array.from({ length: 10 }, (_, i) => {
         const socket = connect(port, '127.0.0.1');
         socket.on('error', () => undefined);
-        socket.write(get(tokens[i % 2]));
+        socket.write(get(tokens[i % 2]!));
         return socket;
       });
       assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 10, 2000));
@@ -172,6 +172,52 @@ for (const kind of stores) {
       );
       for (const r of [...byA, ...byB]) r.destroy();
       assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000));
+    });
+    it('never hands a stream more than 1 MiB unread, however far behind it starts', async () => {
+      // Every response's unread bytes, seen right after each write the server makes to it.
+      let most = 0;
+      const watch = (_req: IncomingMessage, res: ServerResponse) => {
+        const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+        res.write = ((chunk: unknown, ...rest: unknown[]) => {
+          const ok = write(chunk, ...rest);
+          most = Math.max(most, res.writableLength);
+          return ok;
+        }) as typeof res.write;
+      };
+      // A reader that reads keeps the hub following, so the changes below stay in its memory.
+      const reading = await openStream(base, app.token);
+      const { current: start } = await app.services.feed.hub.bounds();
+      const name = 'x'.repeat(200);
+      for (let batch = 0; batch < 8; batch++) {
+        await app.services.store.plants.writeAll(
+          Array.from({ length: 1000 }, (_, i) => ({
+            kind: 'create' as const,
+            plant: { id: BigInt(200_000 + batch * 1000 + i), name },
+          })),
+        );
+        const { current } = await app.services.store.changes.bounds();
+        app.services.feed.hub.saw(current);
+        assert.ok(await pollUntil(async () => app.services.feed.hub.current === current, 5000));
+      }
+      app.app.server.on('request', watch);
+      // A socket that asks for all of them and never reads.
+      const socket = connect(port, '127.0.0.1');
+      socket.pause();
+      socket.on('error', () => undefined);
+      socket.write(
+        `GET /plants/changes HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n` +
+          `Last-Event-ID: ${start}\r\nAuthorization: Bearer ${app.token}\r\n\r\n`,
+      );
+      try {
+        // About 2.6 MB of events wait for it; it is handed them up to its bound, then closed for stalling.
+        assert.ok(await pollUntil(async () => most > 512 * 1024, 5000), `at most ${most} bytes unread`);
+        await new Promise((r) => setTimeout(r, 300));
+        assert.ok(most <= 1024 * 1024 + 1024, `${most} bytes unread`);
+      } finally {
+        app.app.server.off('request', watch);
+        socket.destroy();
+        reading.destroy();
+      }
     });
   });
 }

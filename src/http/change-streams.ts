@@ -308,6 +308,10 @@ export class ChangeStreams {
         const slice = sliceOf(changes, {}, this.room(stream));
         stream.after = slice.through ?? scannedTo;
         if (slice.text && !this.write(stream, slice.text)) await this.drained(stream);
+        // A read of SQLite is synchronous: without a turn of the event loop between windows,
+        // streams catching up on a long log (a filtered one walks it window by window) would
+        // hold every other request back until they were done.
+        await new Promise(setImmediate);
       }
     } catch (err) {
       this.options.onError(err);

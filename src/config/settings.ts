@@ -275,7 +275,7 @@ export const SETTINGS = {
   }),
   changesMaxStreams: given({
     env: 'CHANGES_MAX_STREAMS',
-    doc: 'most Server-Sent Events streams of `GET /plants/changes` open on one instance; past it, 503 with `Retry-After`',
+    doc: 'most Server-Sent Events streams and long polls of `GET /plants/changes` on one instance; past it, 503 with `Retry-After`',
     default: 1000,
     parse: p.integer(1, 1_000_000),
   }),

@@ -1,4 +1,4 @@
-import { firstPast, type Change, type LogBounds } from '../domain/change.js';
+import { firstPast, matches, type Change, type ChangeFilter, type LogBounds } from '../domain/change.js';
 import type { ChangeLog } from '../store/changes.js';
 
 /** How often an instance looks at the log for changes committed elsewhere (another instance, a command). */
@@ -11,7 +11,9 @@ const TAIL_PAGES = 4;
 const PRUNE_EVERY_MS = 3_600_000;
 
 interface Waiter {
+  /** Every change up to here is known not to pass its filter (or it waits past it). */
   after: bigint;
+  filter: ChangeFilter;
   wake: () => void;
 }
 
@@ -125,11 +127,16 @@ export class ChangeHub {
     return this.ring.slice(firstPast(this.ring, after));
   }
 
-  /** Resolves once `current` is past `after`, after `ms`, or when `signal` aborts: whichever comes first. */
-  waitPast(after: bigint, ms: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves once `current` is past `after` with a change that passes `filter` (or one the ring no
+   * longer holds, which the waiter must read from the store), after `ms`, or when `signal` aborts:
+   * whichever comes first. A change the filter refuses wakes nobody: under a write load of other
+   * tags, a long poll filtered on a quiet one would otherwise read again at every write.
+   */
+  waitPast(after: bigint, ms: number, signal?: AbortSignal, filter: ChangeFilter = {}): Promise<void> {
     if (this.current > after || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
-      const waiter: Waiter = { after, wake: () => done() };
+      const waiter: Waiter = { after, filter, wake: () => done() };
       const timer = setTimeout(() => done(), ms);
       const done = () => {
         clearTimeout(timer);
@@ -255,8 +262,21 @@ export class ChangeHub {
   }
 
   private wake(): void {
-    for (const w of this.waiters) if (this.current > w.after) w.wake();
+    for (const w of this.waiters) {
+      if (this.current <= w.after) continue;
+      if (this.passes(w.after, w.filter)) w.wake();
+      // Nothing for it up to here: the next wake looks only at what follows.
+      else w.after = this.current;
+    }
     for (const listener of this.advanced) listener();
+  }
+
+  /** Whether a change after `after` passes `filter`: true too when memory does not reach back that far. */
+  private passes(after: bigint, filter: ChangeFilter): boolean {
+    if (after < this.ringFrom) return true;
+    for (let i = firstPast(this.ring, after); i < this.ring.length; i++)
+      if (matches(this.ring[i]!, filter)) return true;
+    return false;
   }
 
   private async prune(): Promise<void> {

@@ -14,7 +14,7 @@ export function changeStreams({ config, feed, verifiers, metrics, log }: Service
     onError: (err) => log.warn({ err }, 'a change stream failed; it was closed (its reader resumes)'),
   });
   // An app built again on the same services (tests do) measures its own streams.
-  for (const name of ['plant_store_change_streams', 'plant_store_change_position']) {
+  for (const name of ['plant_store_change_streams', 'plant_store_change_places', 'plant_store_change_position']) {
     metrics.registry.removeSingleMetric(name);
   }
   new Gauge({
@@ -23,6 +23,14 @@ export function changeStreams({ config, feed, verifiers, metrics, log }: Service
     registers: [metrics.registry],
     collect() {
       this.set(streams.size);
+    },
+  });
+  new Gauge({
+    name: 'plant_store_change_places',
+    help: 'Places of CHANGES_MAX_STREAMS taken on this instance: streams open or opening, and long polls waiting.',
+    registers: [metrics.registry],
+    collect() {
+      this.set(streams.held);
     },
   });
   new Gauge({

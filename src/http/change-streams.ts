@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matches, type Change, type ChangeFilter } from '../domain/change.js';
 import { ForbiddenError, UnauthenticatedError, UnavailableError } from '../domain/errors.js';
 import { readAfter, type Feed } from '../use-cases/read-changes.js';
@@ -23,7 +23,58 @@ const FLUSH_MS = 15;
 /** Changes written per read of the store, for a stream behind what the hub holds in memory. */
 const BATCH = 500;
 
+/**
+ * One of the CHANGES_MAX_STREAMS places, taken by a request before it waits for anything (its
+ * starting point, the store): it is given back when the stream it became closes, or as soon as
+ * its client leaves, whatever the request is doing then. A client that leaves while its request
+ * waits is noticed by the socket's close, never by a write: a filtered stream may never be
+ * written to, and a place kept for a client gone is kept for good.
+ */
+export class Place {
+  private readonly left = new AbortController();
+  private released = false;
+  /** The stream it became, which the client's leaving closes. */
+  stream: Stream | undefined;
+
+  constructor(
+    /** Who holds it: the principal's limit key, never the raw credential. */
+    readonly holder: string,
+    private readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    private readonly giveBack: (place: Place) => void,
+  ) {
+    // The response's close covers a request answered or a socket closed once it owns it; the
+    // socket's covers a request queued behind another on the same connection.
+    res.once('close', this.onLeave);
+    req.socket.once('close', this.onLeave);
+    if (this.gone) this.onLeave();
+  }
+
+  /** Aborts when the client leaves (or the place is given back). */
+  get signal(): AbortSignal {
+    return this.left.signal;
+  }
+
+  /** The client is gone: nothing it asked for can reach it any more. */
+  get gone(): boolean {
+    return this.released || this.res.destroyed || this.req.socket.destroyed;
+  }
+
+  /** Gives the place back (once); the stream it became, if any, is closed by its owner. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.res.off('close', this.onLeave);
+    this.req.socket.off('close', this.onLeave);
+    this.left.abort();
+    this.giveBack(this);
+  }
+
+  private readonly onLeave = (): void => this.release();
+}
+
 interface Stream {
+  place: Place;
   res: ServerResponse;
   /** The bearer credential it was opened with, checked again every RECHECK_MS. */
   credential: string;
@@ -42,8 +93,33 @@ export interface StreamOptions {
   onError: (err: unknown) => void;
 }
 
-const eventsOf = (changes: Change[]) =>
-  changes.map((c) => `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`).join('');
+const eventOf = (c: Change) => `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`;
+
+/** The events of some changes, and the last change they cover: all of them when `through` is undefined. */
+interface Slice {
+  text: string;
+  bytes: number;
+  through: bigint | undefined;
+}
+
+/**
+ * The events of the `changes` that pass `filter`, as many as `room` bytes hold (at least one):
+ * a stream is never handed more than it may leave unread, however far behind it is.
+ */
+function sliceOf(changes: readonly Change[], filter: ChangeFilter, room: number): Slice {
+  let text = '';
+  let bytes = 0;
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i]!;
+    if (!matches(c, filter)) continue;
+    const event = eventOf(c);
+    const size = Buffer.byteLength(event);
+    if (bytes > 0 && bytes + size > room) return { text, bytes, through: changes[i - 1]!.position };
+    text += event;
+    bytes += size;
+  }
+  return { text, bytes, through: undefined };
+}
 
 /**
  * The open Server-Sent Events streams of `GET /plants/changes` on this instance. The hub
@@ -60,8 +136,10 @@ export class ChangeStreams {
   private readonly stopResets: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
   private checking = false;
-  /** Streams admitted and not yet open (their starting point is being read): they count too. */
-  private admitted = 0;
+  /** Every place taken: streams open, and requests admitted that are not yet streams. */
+  private readonly places = new Set<Place>();
+  /** The places each principal holds: none holds more than `share`. */
+  private readonly byHolder = new Map<string, number>();
 
   constructor(
     private readonly feed: Feed,
@@ -84,33 +162,67 @@ export class ChangeStreams {
     return this.streams.size;
   }
 
+  /** The places taken: open streams, and requests admitted that are not yet streams. */
+  get held(): number {
+    return this.places.size;
+  }
+
   /**
    * Takes a place for a stream about to open, or refuses past CHANGES_MAX_STREAMS before anything
    * is sent; the place is held while its starting point is read, so requests that come together
-   * cannot all pass. `open` fills it; `release` gives it back when the stream does not open.
+   * cannot all pass. `open` fills it; it is given back when the request fails (`release`), when
+   * the stream closes, or when the client leaves, at any point.
    */
-  admit(): void {
-    if (this.streams.size + this.admitted >= this.options.max) {
+  admit(holder: string, req: IncomingMessage, res: ServerResponse): Place {
+    if (this.places.size >= this.options.max) {
       throw new UnavailableError(
-        `this instance has its most change streams open (${this.options.max}); retry later`,
+        `this instance has its most change streams and long polls (${this.options.max}); retry later`,
         5,
       );
     }
-    this.admitted++;
+    if ((this.byHolder.get(holder) ?? 0) >= this.share) {
+      throw new UnavailableError(
+        `this credential holds its share of this instance's change streams and long polls (${this.share}); ` +
+          'close one, or retry later',
+        5,
+      );
+    }
+    const place = new Place(holder, req, res, (p) => this.giveBack(p));
+    if (!place.gone) {
+      this.places.add(place);
+      this.byHolder.set(holder, (this.byHolder.get(holder) ?? 0) + 1);
+    }
+    return place;
   }
 
-  release(): void {
-    this.admitted--;
+  /**
+   * The most places one principal holds: half of them (at least one), so that one token cannot
+   * take every place and refuse everyone else (two can still fill them).
+   */
+  get share(): number {
+    return Math.max(1, Math.floor(this.options.max / 2));
   }
 
-  /** Feeds `res`, whose headers are sent, from `after` on until it closes (in the place `admit` took). */
-  open(res: ServerResponse, credential: string, after: bigint, filter: ChangeFilter): void {
-    this.admitted--;
-    const stream: Stream = { res, credential, filter, after, busy: false, closed: false };
+  /**
+   * Feeds the place's response, whose headers are sent, from `after` on until it closes. A client
+   * that left while its starting point was read has given its place back already: nothing opens.
+   */
+  open(place: Place, credential: string, after: bigint, filter: ChangeFilter): void {
+    if (place.gone) return;
+    const stream: Stream = { place, res: place.res, credential, filter, after, busy: false, closed: false };
+    place.stream = stream;
     this.streams.add(stream);
     this.feed.hub.followers++;
-    res.once('close', () => this.forget(stream));
     this.scheduleFlush();
+  }
+
+  private giveBack(place: Place): void {
+    if (this.places.delete(place)) {
+      const n = this.byHolder.get(place.holder)! - 1;
+      if (n === 0) this.byHolder.delete(place.holder);
+      else this.byHolder.set(place.holder, n);
+    }
+    if (place.stream) this.forget(place.stream);
   }
 
   /** Ends every stream (the server is closing): their readers reconnect elsewhere or later. */
@@ -127,6 +239,7 @@ export class ChangeStreams {
     stream.closed = true;
     this.streams.delete(stream);
     this.feed.hub.followers--;
+    stream.place.release();
   }
 
   private close(stream: Stream, now = false): void {
@@ -142,11 +255,15 @@ export class ChangeStreams {
     }, FLUSH_MS);
   }
 
-  /** Writes what is new to every stream that keeps up; sends the others to read the store. */
+  /**
+   * Writes what is new to every stream that keeps up, as much of it as its unread bound leaves
+   * room for (the rest once it drains); sends the others to read the store.
+   */
   private flush(): void {
     const { hub } = this.feed;
     const upTo = hub.current;
-    const shared = new Map<bigint, string>();
+    // The text of the events past a position, built once for the unfiltered streams there.
+    const shared = new Map<bigint, Slice>();
     for (const s of this.streams) {
       if (s.busy || s.after >= upTo) continue;
       const recent = hub.recent(s.after);
@@ -154,13 +271,22 @@ export class ChangeStreams {
         void this.catchUp(s);
         continue;
       }
-      let text: string;
-      if (s.filter.tags === undefined && s.filter.id === undefined) {
-        text = shared.get(s.after) ?? eventsOf(recent);
-        shared.set(s.after, text);
-      } else text = eventsOf(recent.filter((c) => matches(c, s.filter)));
-      s.after = upTo;
-      if (text) this.send(s, text);
+      const room = this.room(s);
+      if (room <= 0) {
+        this.wait(s);
+        continue;
+      }
+      const whole = s.filter.tags === undefined && s.filter.id === undefined;
+      let slice = whole ? shared.get(s.after) : undefined;
+      if (slice === undefined || slice.bytes > room) {
+        slice = sliceOf(recent, s.filter, room);
+        if (whole && slice.through === undefined) shared.set(s.after, slice);
+      }
+      // Past the last event written, or every change up to `upTo` (written or passed over).
+      s.after = slice.through ?? upTo;
+      if (slice.text) this.send(s, slice.text);
+      // Cut short by its bound: the rest follows once the reader has taken what it has.
+      if (slice.through !== undefined && !s.busy) this.scheduleFlush();
     }
   }
 
@@ -170,11 +296,22 @@ export class ChangeStreams {
     try {
       const { hub } = this.feed;
       while (!stream.closed && !hub.recent(stream.after)) {
+        if (this.room(stream) <= 0) {
+          await this.drained(stream);
+          continue;
+        }
         const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter, {
           upTo: hub.current,
         });
-        stream.after = scannedTo;
-        if (changes.length > 0 && !this.write(stream, eventsOf(changes))) await this.drained(stream);
+        if (stream.closed) break;
+        // As much as its bound holds; what did not fit is read again once it has drained.
+        const slice = sliceOf(changes, {}, this.room(stream));
+        stream.after = slice.through ?? scannedTo;
+        if (slice.text && !this.write(stream, slice.text)) await this.drained(stream);
+        // A read of SQLite is synchronous: without a turn of the event loop between windows,
+        // streams catching up on a long log (a filtered one walks it window by window) would
+        // hold every other request back until they were done.
+        await new Promise(setImmediate);
       }
     } catch (err) {
       this.options.onError(err);
@@ -185,8 +322,17 @@ export class ChangeStreams {
     }
   }
 
+  /** What the stream may still be handed before its reader has left MAX_UNREAD_BYTES unread. */
+  private room(stream: Stream): number {
+    return MAX_UNREAD_BYTES - stream.res.writableLength;
+  }
+
   private send(stream: Stream, text: string): void {
-    if (this.write(stream, text)) return;
+    if (!this.write(stream, text)) this.wait(stream);
+  }
+
+  /** Writes no more to the stream until its reader has taken what it holds (or is closed for stalling). */
+  private wait(stream: Stream): void {
     stream.busy = true;
     void this.drained(stream).then(() => {
       stream.busy = false;

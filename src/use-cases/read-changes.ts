@@ -76,7 +76,7 @@ export async function readAfter(
 
 /**
  * One page of changes; with `wait`, when none follows yet, waits for one up to that long (a long
- * poll), ending early when `signal` aborts (the server is closing). With `atLeast` (the request's
+ * poll), ending early when `signal` aborts (the server is closing, the client left). With `atLeast` (the request's
  * Change-Position), a page that ends before it ends only because it is full.
  */
 export async function listChanges(
@@ -98,6 +98,6 @@ export async function listChanges(
       return { changes, nextAfter: more || passed ? scannedTo : undefined };
     }
     after = scannedTo;
-    await feed.hub.waitPast(after, deadline - Date.now(), signal);
+    await feed.hub.waitPast(after, deadline - Date.now(), signal, filter);
   }
 }

@@ -1,5 +1,5 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { bearerCredential } from '../../auth/verify-bearer.js';
 import { InvalidInputError } from '../../domain/errors.js';
 import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
@@ -28,6 +28,9 @@ export async function changeRoutes(
     streams.closeAll();
   });
 
+  // Places are shared by principal (one token, one JWT subject), never by the raw credential.
+  const holderOf = (request: FastifyRequest) => request.principal?.limitKey ?? 'anonymous';
+
   app.operation(
     'listChanges',
     async (request, reply) => {
@@ -36,7 +39,7 @@ export async function changeRoutes(
         throw new InvalidInputError('id and tag exclude each other: one plant has one history');
       }
       if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
-        streams.admit();
+        const place = streams.admit(holderOf(request), request.raw, reply.raw);
         let after: bigint;
         try {
           const lastEventId = request.headers['last-event-id'];
@@ -44,10 +47,15 @@ export async function changeRoutes(
           // Without a position, new changes only: from the end as the store has it now.
           after = from === undefined ? (await feed.hub.bounds()).current : await startingPoint(feed, from);
         } catch (err) {
-          streams.release();
+          place.release();
           throw err;
         }
         reply.hijack();
+        // The client left while the starting point was read: its place is back, nothing to send.
+        if (place.gone) {
+          reply.raw.destroy();
+          return reply;
+        }
         reply.raw.writeHead(200, {
           ...(reply.getHeaders() as OutgoingHttpHeaders),
           'content-type': 'text/event-stream; charset=utf-8',
@@ -58,12 +66,21 @@ export async function changeRoutes(
         });
         // A reader that loses the stream comes back after a second (a browser waits 3 s by default).
         reply.raw.write(': following the changes\nretry: 1000\n\n');
-        streams.open(reply.raw, bearerCredential(request.headers.authorization), after, filterOf(query));
+        streams.open(place, bearerCredential(request.headers.authorization), after, filterOf(query));
         return reply;
       }
       // The same URL answers pages or a stream by Accept: a cache must keep them apart.
       reply.header('vary', 'Accept');
-      const page = await listChanges(feed, query, { signal: closing.signal, atLeast: readsAtLeast(request.headers) });
+      // A long poll holds a place of CHANGES_MAX_STREAMS while it waits, as a stream does, and
+      // gives it back when it answers or its client leaves (which ends the wait).
+      const place = query.wait ? streams.admit(holderOf(request), request.raw, reply.raw) : undefined;
+      let page;
+      try {
+        const signal = place ? AbortSignal.any([closing.signal, place.signal]) : closing.signal;
+        page = await listChanges(feed, query, { signal, atLeast: readsAtLeast(request.headers) });
+      } finally {
+        place?.release();
+      }
       if (page.nextAfter !== undefined) reply.header('link', nextLink(query, page.nextAfter));
       // Each change's JSON was written once, when it was read from the log (domain/change.ts).
       return reply.type('application/json; charset=utf-8').send(`[${page.changes.map((c) => c.json).join(',')}]`);

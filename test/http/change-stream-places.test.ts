@@ -1,0 +1,223 @@
+// The places of CHANGES_MAX_STREAMS, on both stores, as an attacker would spend them: clients
+// that leave while their request waits, long polls, one principal taking every place, readers
+// that never read. Each place is given back whenever its client leaves, at any point.
+import assert from 'node:assert/strict';
+import { request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createToken } from '../../src/use-cases/create-token.js';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { postPlant } from '../support/http.js';
+import { pollUntil } from '../support/poll.js';
+import { stores, suiteOptions } from '../support/stores.js';
+
+/** Opens a stream the way EventSource does; resolves once the status is in. */
+function openStream(base: string, token: string, path = '/plants/changes', headers: Record<string, string> = {}) {
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(`${base}${path}`, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, ...headers },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      res.on('error', () => undefined);
+      res.resume();
+      resolve(res);
+    });
+    req.end();
+  });
+}
+
+/** Sends `text` on a socket of its own, and destroys the socket as soon as it is written. */
+function sendAndLeave(port: number, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.once('close', () => resolve());
+    socket.once('connect', () => socket.write(text, () => socket.destroy()));
+  });
+}
+
+/** Every read of the log's end takes `ms` more (a slow store): the window before a stream opens. */
+function slowBounds(app: TestApp, ms: number): () => void {
+  const { hub } = app.services.feed;
+  const bounds = hub.bounds.bind(hub);
+  hub.bounds = async () => {
+    await new Promise((r) => setTimeout(r, ms));
+    return bounds();
+  };
+  return () => {
+    hub.bounds = bounds;
+  };
+}
+
+async function gauge(app: TestApp, name: string): Promise<number> {
+  const res = await app.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${app.token}` } });
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(res.body)?.[1]);
+}
+
+for (const kind of stores) {
+  describe(`the places of the change streams [${kind}]`, suiteOptions(kind), () => {
+    let app: TestApp;
+    let base = '';
+    let port = 0;
+    /** Two principals: one holds at most half of the ten places. */
+    let tokens: [string, string];
+    before(async () => {
+      app = await buildTestApp({ store: kind, env: { CHANGES_MAX_STREAMS: '10' } });
+      const other = await createToken(app.services.store, { name: 'other reader', scopes: ['plants:read'] });
+      tokens = [app.token, other.token];
+      base = await app.listen();
+      port = Number(new URL(base).port);
+    });
+    after(async () => {
+      await app.close();
+    });
+
+    it('gives back the place of a client that leaves while its stream opens', async () => {
+      const restore = slowBounds(app, 20);
+      try {
+        const get =
+          `GET /plants/changes?tag=nobody HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n` +
+          `Authorization: Bearer ${app.token}\r\n\r\n`;
+        for (let round = 0; round < 8; round++) {
+          await Promise.all(Array.from({ length: 10 }, () => sendAndLeave(port, get)));
+        }
+        // Every request has had its slow read answered, and no stream is left open for them.
+        await new Promise((r) => setTimeout(r, 100));
+        assert.ok(
+          await pollUntil(async () => (await gauge(app, 'plant_store_change_streams')) === 0, 2000),
+          `${await gauge(app, 'plant_store_change_streams')} streams left open for clients gone`,
+        );
+      } finally {
+        restore();
+      }
+      // Every place is free again: all ten open (five for each of two tokens).
+      const open = await Promise.all(Array.from({ length: 10 }, (_, i) => openStream(base, tokens[i % 2]!)));
+      assert.deepEqual(
+        open.map((r) => r.statusCode),
+        Array(10).fill(200),
+      );
+      for (const r of open) r.destroy();
+      assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_streams')) === 0, 2000));
+    });
+    it('counts long polls among the places, and gives back those whose client leaves', async () => {
+      const { current } = await app.services.feed.hub.bounds();
+      const get = (token: string) =>
+        `GET /plants/changes?after=${current}&wait=60&tag=nobody HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+        `Authorization: Bearer ${token}\r\n\r\n`;
+      const sockets = Array.from({ length: 10 }, (_, i) => {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.write(get(tokens[i % 2]!));
+        return socket;
+      });
+      assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 10, 2000));
+      // Every place is taken by a long poll: a stream is refused.
+      const refused = await openStream(base, app.token);
+      assert.equal(refused.statusCode, 503);
+      assert.ok(Number(refused.headers['retry-after']) > 0);
+      for (const s of sockets) s.destroy();
+      assert.ok(
+        await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000),
+        'the long polls of clients gone gave their places back',
+      );
+      const open = await openStream(base, app.token);
+      assert.equal(open.statusCode, 200);
+      open.destroy();
+    });
+
+    it('wakes a filtered long poll for a change it passes, not for others', async () => {
+      const { hub } = app.services.feed;
+      const waitPast = hub.waitPast.bind(hub);
+      let waits = 0;
+      hub.waitPast = (...args) => {
+        waits++;
+        return waitPast(...args);
+      };
+      try {
+        const { current } = await hub.bounds();
+        const polled = app.inject({
+          path: `/plants/changes?after=${current}&wait=30&tag=wanted`,
+          headers: { authorization: `Bearer ${app.token}` },
+        });
+        assert.ok(await pollUntil(async () => waits === 1, 2000), 'the long poll waits');
+        for (let i = 0; i < 50; i++) {
+          await postPlant(base, app.token, JSON.stringify({ id: 9000 + i, name: `other ${i}`, tag: 'other' }));
+        }
+        const wanted = await postPlant(base, app.token, JSON.stringify({ id: 9100, name: 'wanted', tag: 'wanted' }));
+        const res = await polled;
+        assert.equal(res.status, 200);
+        const changes = JSON.parse(res.text) as { position: number; id: number }[];
+        assert.deepEqual(
+          changes.map((c) => [String(c.position), c.id]),
+          [[wanted.headers['change-position'], 9100]],
+        );
+        // One wait, woken once: the 50 changes of another tag woke it for nothing never.
+        assert.equal(waits, 1, `waited ${waits} times`);
+      } finally {
+        hub.waitPast = waitPast;
+      }
+    });
+    it('lets no token hold more than half of the places', async () => {
+      const [a, b] = tokens;
+      const byA = await Promise.all(Array.from({ length: 10 }, () => openStream(base, a)));
+      assert.equal(byA.filter((r) => r.statusCode === 200).length, 5, 'token A holds half of the places');
+      const refused = byA.find((r) => r.statusCode === 503);
+      assert.ok(Number(refused?.headers['retry-after']) > 0);
+      const byB = await Promise.all(Array.from({ length: 5 }, () => openStream(base, b)));
+      assert.deepEqual(
+        byB.map((r) => r.statusCode),
+        Array(5).fill(200),
+        'token B takes the other half',
+      );
+      for (const r of [...byA, ...byB]) r.destroy();
+      assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000));
+    });
+    it('never hands a stream more than 1 MiB unread, however far behind it starts', async () => {
+      // Every response's unread bytes, seen right after each write the server makes to it.
+      let most = 0;
+      const watch = (_req: IncomingMessage, res: ServerResponse) => {
+        const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
+        res.write = ((chunk: unknown, ...rest: unknown[]) => {
+          const ok = write(chunk, ...rest);
+          most = Math.max(most, res.writableLength);
+          return ok;
+        }) as typeof res.write;
+      };
+      // A reader that reads keeps the hub following, so the changes below stay in its memory.
+      const reading = await openStream(base, app.token);
+      const { current: start } = await app.services.feed.hub.bounds();
+      const name = 'x'.repeat(200);
+      for (let batch = 0; batch < 8; batch++) {
+        await app.services.store.plants.writeAll(
+          Array.from({ length: 1000 }, (_, i) => ({
+            kind: 'create' as const,
+            plant: { id: BigInt(200_000 + batch * 1000 + i), name },
+          })),
+        );
+        const { current } = await app.services.store.changes.bounds();
+        app.services.feed.hub.saw(current);
+        assert.ok(await pollUntil(async () => app.services.feed.hub.current === current, 5000));
+      }
+      app.app.server.on('request', watch);
+      // A socket that asks for all of them and never reads.
+      const socket = connect(port, '127.0.0.1');
+      socket.pause();
+      socket.on('error', () => undefined);
+      socket.write(
+        `GET /plants/changes HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n` +
+          `Last-Event-ID: ${start}\r\nAuthorization: Bearer ${app.token}\r\n\r\n`,
+      );
+      try {
+        // About 2.6 MB of events wait for it; it is handed them up to its bound, then closed for stalling.
+        assert.ok(await pollUntil(async () => most > 512 * 1024, 5000), `at most ${most} bytes unread`);
+        await new Promise((r) => setTimeout(r, 300));
+        assert.ok(most <= 1024 * 1024 + 1024, `${most} bytes unread`);
+      } finally {
+        app.app.server.off('request', watch);
+        socket.destroy();
+        reading.destroy();
+      }
+    });
+  });
+}

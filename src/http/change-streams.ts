@@ -23,6 +23,8 @@ const FLUSH_MS = 15;
 /** Changes written per read of the store, for a stream behind what the hub holds in memory. */
 const BATCH = 500;
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * One of the CHANGES_MAX_STREAMS places, taken by a request before it waits for anything (its
  * starting point, the store): it is given back when the stream it became closes, or as soon as
@@ -136,6 +138,8 @@ export class ChangeStreams {
   private readonly stopResets: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
   private checking = false;
+  /** The last catch-up read in turn (inTurn), and the turn of the event loop after it. */
+  private catchingUp: Promise<unknown> = Promise.resolve();
   /** Every place taken: streams open, and requests admitted that are not yet streams. */
   private readonly places = new Set<Place>();
   /** The places each principal holds: none holds more than `share`. */
@@ -290,6 +294,19 @@ export class ChangeStreams {
     }
   }
 
+  /**
+   * Runs the reads of the streams that catch up one at a time, each followed by a turn of the
+   * event loop. A read of SQLite is synchronous, and a filtered one walks a window of the log
+   * (SCAN_WINDOW positions) however few changes pass the filter: streams that catch up on a long
+   * log together, each yielding between its own reads, still held every other request back for
+   * one window each per turn, and 200 of them for seconds. In turn, the loop waits for one window.
+   */
+  private inTurn<T>(read: () => Promise<T>): Promise<T> {
+    const done = this.catchingUp.then(read);
+    this.catchingUp = done.then(nextTurn, nextTurn);
+    return done;
+  }
+
   /** Reads the store by pages for a stream behind the hub's memory, until it is back within it. */
   private async catchUp(stream: Stream): Promise<void> {
     stream.busy = true;
@@ -300,18 +317,17 @@ export class ChangeStreams {
           await this.drained(stream);
           continue;
         }
-        const { changes, scannedTo } = await readAfter(this.feed, stream.after, BATCH, stream.filter, {
-          upTo: hub.current,
-        });
-        if (stream.closed) break;
+        const page = await this.inTurn(() =>
+          stream.closed
+            ? Promise.resolve(undefined)
+            : readAfter(this.feed, stream.after, BATCH, stream.filter, { upTo: hub.current }),
+        );
+        if (page === undefined || stream.closed) break;
+        const { changes, scannedTo } = page;
         // As much as its bound holds; what did not fit is read again once it has drained.
         const slice = sliceOf(changes, {}, this.room(stream));
         stream.after = slice.through ?? scannedTo;
         if (slice.text && !this.write(stream, slice.text)) await this.drained(stream);
-        // A read of SQLite is synchronous: without a turn of the event loop between windows,
-        // streams catching up on a long log (a filtered one walks it window by window) would
-        // hold every other request back until they were done.
-        await new Promise(setImmediate);
       }
     } catch (err) {
       this.options.onError(err);

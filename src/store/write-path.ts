@@ -2,6 +2,7 @@
 // inserts the creations whose id is free, in the same step), decides with the domain's rules,
 // applies the other row changes and writes them to the change log, all inside the caller's
 // transaction.
+import { StoreUnavailableError } from '../domain/errors.js';
 import type { PlantRecord } from '../domain/plant.js';
 import {
   decideWrite,
@@ -95,8 +96,9 @@ export async function applyWrites(
   for (const round of rounds(writes)) {
     let pending = round;
     for (let attempt = 1; pending.length > 0; attempt++) {
+      // Contention, as a lock wait past its time is: the client retries.
       if (attempt > MAX_ATTEMPTS)
-        throw new Error('plants were created and deleted again and again while being written');
+        throw new StoreUnavailableError(undefined, 'the store is busy with other writes; retry later');
       // A creation inserts its plant exactly when its id is free (decideWrite), whatever else
       // holds: so it goes in with the read, one step fewer (on PostgreSQL one round trip).
       const creations = pending.flatMap((i) => (writes[i]!.kind === 'create' ? [writes[i]!.plant] : []));

@@ -5,6 +5,7 @@
 // unbroken run.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { StoreUnavailableError } from '../../src/domain/errors.js';
 import { WritesRefused, type PlantWrite, type Written } from '../../src/domain/plant-write.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -12,6 +13,7 @@ import { createTestStore, stores, suiteOptions } from '../support/stores.js';
 
 const IDS = 40;
 const ROUNDS = 25;
+const BUSY = 'the store is busy with other writes; retry later';
 const ids = (from: number) => Array.from({ length: IDS }, (_, i) => BigInt(from + i));
 
 /** Each plant's name, in id order, and the store's change log from `after` on. */
@@ -42,33 +44,48 @@ for (const kind of stores) {
       await db.drop();
     });
 
-    it('a batch that deletes a plant and makes it again is never seen half-done by a write of it (100 rounds)', async () => {
-      // Every committed state has the plant: a single patch and a one-operation batch patch of it,
-      // sent beside the batch from the other instance, find it whichever comes first. On
-      // PostgreSQL a lock that waited for the batch found its row deleted and skipped it, and the
-      // row made again was not in that statement's snapshot: 404 "does not exist".
+    it('a batch that deletes a plant and makes it again is never seen half-done by a write of it', async () => {
+      // Every committed state has the plant: single patches and one-operation batch patches of
+      // it, from both instances, find it whatever the batches that delete it and make it again
+      // (from both instances too) do meanwhile. Each writer goes on as soon as it is answered, so
+      // their statements meet at every point. On PostgreSQL a lock that waited for such a batch
+      // found its row deleted and skipped it, and the row made again was not in that statement's
+      // snapshot: 404 "does not exist"; a second look could meet the next batch the same way.
       const id = 9_000n;
       await a.plants.write({ kind: 'create', plant: { id, name: 'seed' } });
+      const ROUNDS = 100;
       const notFound: string[] = [];
-      for (let round = 0; round < 100; round++) {
-        const results = await Promise.allSettled([
-          a.plants.writeBatch([
-            { kind: 'delete', id },
-            { kind: 'create', plant: { id, name: `again ${round}` } },
-          ]),
-          b.plants.write({ kind: 'patch', id, patch: { tag: `p${round}` } }),
-          b.plants.writeBatch([{ kind: 'patch', id, patch: { tag: `q${round}` } }]),
-        ]);
-        const [remade, single, batched] = results;
-        assert.equal(remade.status, 'fulfilled', String((remade as PromiseRejectedResult).reason));
-        if (single.status === 'rejected') throw single.reason;
-        if (single.value.kind === 'not-found') notFound.push(`round ${round}: the patch`);
-        if (batched.status === 'rejected') {
-          if (batched.reason instanceof WritesRefused) notFound.push(`round ${round}: the batch's patch`);
-          else throw batched.reason;
+      let busy = 0;
+      const loop = async (what: string, write: (round: number) => Promise<unknown>) => {
+        for (let round = 0; round < ROUNDS; round++) {
+          try {
+            const written = await write(round);
+            const kinds = (Array.isArray(written) ? written : [written]) as Written[];
+            if (kinds.some((w) => w.kind === 'not-found')) notFound.push(`${what} ${round}`);
+          } catch (err) {
+            if (err instanceof WritesRefused) notFound.push(`${what} ${round}: ${err.message}`);
+            // Outrun by the others every time it looked (503, retried by its client): no answer
+            // about the plant either way.
+            else if (err instanceof StoreUnavailableError && err.message === BUSY) busy++;
+            else throw err;
+          }
         }
-      }
-      assert.deepEqual(notFound, [], 'a write found the plant missing while the batch made it again');
+      };
+      const remake = (store: Store) => (round: number) =>
+        store.plants.writeBatch([
+          { kind: 'delete', id },
+          { kind: 'create', plant: { id, name: `again ${round}` } },
+        ]);
+      await Promise.all([
+        loop('a: delete and create', remake(a)),
+        loop('b: delete and create', remake(b)),
+        loop('b: patch', (round) => b.plants.write({ kind: 'patch', id, patch: { tag: `p${round}` } })),
+        loop('a: batch patch', (round) => a.plants.writeBatch([{ kind: 'patch', id, patch: { tag: `q${round}` } }])),
+      ]);
+      assert.deepEqual(notFound, [], 'a write found the plant missing while batches made it again');
+      // Seen: 0 to 8 of the 400, all on PostgreSQL, where writes that met a remade plant 20 times
+      // in a row give up.
+      assert.ok(busy < ROUNDS, `${busy} of ${4 * ROUNDS} writes were busy`);
     });
 
     it('replacements of the same plants in opposite orders: all of one batch, then all of the other', async () => {

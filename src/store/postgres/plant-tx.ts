@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../../domain/errors.js';
 import { inIdOrder, type PlantRecord } from '../../domain/plant.js';
 import type { PlantTx } from '../write-path.js';
 import { entriesChanged, entriesOf, WORDS_SQL } from './plant-words.js';
@@ -33,7 +34,13 @@ export const SQL = {
            FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u (id, name, tag) WHERE p.id = u.id`,
   },
   delete: { text: 'DELETE FROM plants WHERE id = ANY($1::bigint[])' },
+  // Which of these ids exist as committed when the statement starts (after the lock's wait).
+  exists: { text: 'SELECT id::text AS id FROM plants WHERE id = ANY($1::bigint[])' },
 } as const;
+
+/** Looks at plants deleted and made again under a write: past this many, the write is busy. */
+const MAX_LOOKS = 20;
+const BUSY = 'the store is busy with other writes; retry later';
 
 /**
  * In id order, so two instances inserting overlapping ids wait for each other in one order and
@@ -65,17 +72,25 @@ export function postgresPlantTx({ together, later, commitWith }: Statements): Pl
    * Locks again the ids the lock did not find. Under READ COMMITTED a `FOR UPDATE` that waited
    * for another transaction and finds the row it waited for deleted skips it, even when that
    * transaction made the same id again (a batch's delete, then create): the new row is not in the
-   * snapshot the statement started with. A statement of its own starts a new one and sees the
-   * committed state. It costs a round trip only where an id was not found and is not being
-   * created (a write of a plant that does not exist; creations learn of a taken id from their
-   * insert). Each look that finds a row may have waited again: at most 3.
+   * snapshot the statement started with. Each look locks the ids again by a statement of its own,
+   * and with it, in the same round trip, reads which of them exist, by a statement that starts
+   * after the lock's wait: an id that one does not find was absent from a committed state (the
+   * write is refused as for a plant that does not exist); one it finds, the lock skipped, having
+   * waited for yet another transaction that made it again: the next look locks it. A round trip
+   * only where an id was not found and is not being created (a write of a plant that does not
+   * exist; creations learn of a taken id from their insert).
    */
   async function lockRemade(missing: bigint[], plants: Map<bigint, PlantRecord>): Promise<void> {
-    for (let look = 0; look < 3 && missing.length > 0; look++) {
-      const [rows = []] = await together([{ ...SQL.lock, values: [missing.map(String)] }]);
-      if (rows.length === 0) return;
-      for (const r of rows as PlantRow[]) plants.set(BigInt(r.id), plantFromRow(r));
-      missing = missing.filter((id) => !plants.has(id));
+    for (let look = 0; missing.length > 0; look++) {
+      if (look === MAX_LOOKS) throw new StoreUnavailableError(undefined, BUSY);
+      const values = [missing.map(String)];
+      const [locked = [], present = []] = await together([
+        { ...SQL.lock, values },
+        { ...SQL.exists, values },
+      ]);
+      for (const r of locked as PlantRow[]) plants.set(BigInt(r.id), plantFromRow(r));
+      const there = new Set(present.map((r) => BigInt(r.id as string)));
+      missing = missing.filter((id) => !plants.has(id) && there.has(id));
     }
   }
 

@@ -238,10 +238,28 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
       const host = `127.0.0.1:${PRIMARY_PORT}`;
       assert.ok(metrics.text.includes(`plant_store_store_standby_usable{host="${host}"} 0`), metrics.text);
       assert.ok(metrics.text.includes(`plant_store_store_reads_total{host="${host}",role="standby"} 0`), metrics.text);
+      // A database where the store is not at all: it answers, and is still no standby.
+      await Promise.all(servers.map((s) => s.dispose()));
+      await primary.sql('CREATE DATABASE bare');
+      servers = await startServers([
+        {
+          databaseUrl,
+          token,
+          env: {
+            DATABASE_READ_URL: `postgres://postgres@127.0.0.1:${PRIMARY_PORT}/bare`,
+            DATABASE_READ_MAX_LAG: '1h',
+          },
+        },
+      ]);
+      const [bare] = servers as [ServerProcess];
+      assert.ok(await pollUntil(async () => standbyLines(bare).length > 0, 5_000), 'no line about the read URL');
+      assert.match(standbyLines(bare)[0]!.why!, /^it holds no plant store/);
+      assert.equal((await get(bare, `/plants/${id}`)).status, 200);
     } finally {
       await Promise.all(servers.map((s) => s.dispose()));
       servers = [];
       await primary.sql('DROP DATABASE other');
+      await primary.sql('DROP DATABASE IF EXISTS bare');
     }
   });
 

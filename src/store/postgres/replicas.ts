@@ -25,6 +25,9 @@ const POSITION = {
                 (SELECT system_identifier FROM pg_control_system())::text AS system`,
 };
 
+/** A missing table or schema: the database answers, and is not this store's. */
+const NO_STORE = new Set(['42P01', '3F000']);
+
 interface PositionRow {
   p: string;
   recovering: boolean;
@@ -56,6 +59,8 @@ class Standby {
   served = 0;
   /** Its last look's system identifier, and whether it was in recovery (a standby). */
   identity: { system: string; recovering: boolean } | undefined;
+  /** Its last look found no change log where the store keeps it. */
+  holdsNoStore = false;
   readonly reads: StoreReads;
   private looking: Promise<bigint | undefined> | undefined;
 
@@ -125,11 +130,14 @@ class Standby {
         ([row]) => {
           this.position = BigInt(row!.p);
           this.identity = { system: row!.system, recovering: row!.recovering };
+          this.holdsNoStore = false;
           this.reachable = true;
           return this.position;
         },
-        () => {
-          this.reachable = false;
+        (err: unknown) => {
+          // It answered, without this store's change log: some other database, no standby of it.
+          this.holdsNoStore = NO_STORE.has((err as { code?: unknown }).code as string);
+          this.reachable = this.holdsNoStore;
           return undefined;
         },
       )
@@ -286,6 +294,7 @@ export class Standbys {
    * be: it is not usable before its first look anyway). Its reads would be another store's.
    */
   private stranger(s: Standby): string | undefined {
+    if (s.holdsNoStore) return 'it holds no plant store (no change log in its schema): no standby of this primary';
     if (!s.identity) return undefined;
     if (!s.identity.recovering) return 'it is not a standby (not in recovery): another primary, not this one';
     if (this.primarySystem === undefined) return 'the primary, to compare it with, has not been reached yet';

@@ -114,7 +114,10 @@ export interface paths {
          *     **Pages** (the default, `application/json`): at most `limit` changes after `after` (from
          *     the oldest change kept when absent), with a `Link` to the next page when more follow.
          *     With `wait=S`, when nothing follows `after`, the answer waits up to S seconds for a change
-         *     (a long poll), then answers, `[]` if none came.
+         *     (a long poll), then answers, `[]` if none came. A long poll takes one of the instance's
+         *     `CHANGES_MAX_STREAMS` places while it waits, as a stream does: past them, 503 with
+         *     `Retry-After`. A long poll filtered by `tag` or `id` answers for a change it keeps, not
+         *     for others.
          *
          *     **A stream** (`Accept: text/event-stream`, preferred to `application/json` by its `q`,
          *     then by the order the client lists them; `*\/*` alone is a page): Server-Sent Events as a browser's
@@ -125,7 +128,9 @@ export interface paths {
          *     of every instance within a second. `limit` and `wait` are for pages; a stream ignores
          *     them. A stream whose reader falls far behind is closed (resume with `Last-Event-ID`),
          *     revoking or expiring its token closes it within a second, and each instance keeps at
-         *     most `CHANGES_MAX_STREAMS` open (then 503 with `Retry-After`).
+         *     most `CHANGES_MAX_STREAMS` streams and long polls (then 503 with `Retry-After`), of
+         *     which one token (or JWT subject) holds at most half, and at least one (past its share,
+         *     503 with `Retry-After` too).
          *
          *     `tag` keeps the changes of plants whose tag was one of those given before **or** after
          *     the change (a plant leaving the tag is shown leaving); `id` keeps one plant's history. A
@@ -1468,7 +1473,8 @@ export interface operations {
                 limit?: number;
                 /**
                  * @description When no change follows `after`, wait up to this many seconds (1 to 60) for one
-                 *     before answering (a long poll).
+                 *     before answering (a long poll). It holds one of the instance's
+                 *     `CHANGES_MAX_STREAMS` places while it waits (503 with `Retry-After` when none is free).
                  */
                 wait?: number;
                 /**

@@ -10,7 +10,11 @@ import { CURRENT_POSITION, logChanges } from './changes.js';
  * one (a restore's inserts), they bind them. (The bench runs them alone too: statements-alone.ts.)
  */
 export const SQL = {
-  lock: { text: 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE' },
+  // In id order whatever the plan (a small table is read in the order of its rows, which updates
+  // change): two transactions locking overlapping plants wait for each other, never deadlock.
+  lock: {
+    text: 'SELECT id::text AS id, name, tag FROM plants WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE',
+  },
   // The change log's position, read by a statement of its own after the lock and the insert have
   // waited for whatever held them: a statement reads the snapshot it started with, and a write
   // that changed nothing answers the position of what it waited for (or later).

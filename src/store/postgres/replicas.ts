@@ -61,6 +61,8 @@ class Standby {
   identity: { system: string; recovering: boolean } | undefined;
   /** Its last look found no change log where the store keeps it. */
   holdsNoStore = false;
+  /** A position it was seen at past the primary's, asked after it: forgotten once it moves. */
+  aheadAt: bigint | undefined;
   readonly reads: StoreReads;
   private looking: Promise<bigint | undefined> | undefined;
 
@@ -131,6 +133,7 @@ class Standby {
           this.position = BigInt(row!.p);
           this.identity = { system: row!.system, recovering: row!.recovering };
           this.holdsNoStore = false;
+          if (this.aheadAt !== this.position) this.aheadAt = undefined;
           this.reachable = true;
           return this.position;
         },
@@ -202,7 +205,29 @@ export class Standbys {
 
   private async lookAll(): Promise<void> {
     await Promise.all([this.lookAtPrimary(), ...this.standbys.map((s) => s.look())]);
+    // A standby past the primary may only have been looked at after it: the primary is asked
+    // again. Past what the primary has then, the standby holds changes the primary never made: an
+    // old primary's that a failover lost, replayed by a standby that was not promoted.
+    const past = (primary: bigint) => this.standbys.filter((s) => s.position !== undefined && s.position > primary);
+    const last = this.samples.at(-1)?.position;
+    if (last !== undefined && past(last).length > 0) {
+      const now = await this.primaryNow();
+      if (now !== undefined) for (const s of past(now)) s.aheadAt = s.position;
+    }
     this.tellChanges();
+  }
+
+  /** The primary's position, asked now; undefined when it does not answer. */
+  private async primaryNow(): Promise<bigint | undefined> {
+    const sent = Date.now();
+    try {
+      const [row] = await this.primary.run<PositionRow>(POSITION);
+      this.primarySystem = row!.system;
+      this.sample(BigInt(row!.p), sent);
+      return BigInt(row!.p);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Listeners told when a standby is left out of the reads or serves them again. */
@@ -300,6 +325,9 @@ export class Standbys {
     if (this.primarySystem === undefined) return 'the primary, to compare it with, has not been reached yet';
     if (s.identity.system !== this.primarySystem) {
       return `it is a standby of another cluster (system identifier ${s.identity.system}, the primary's ${this.primarySystem})`;
+    }
+    if (s.aheadAt !== undefined) {
+      return "its change log is past the primary's: changes this primary never made (writes a failover lost?)";
     }
     return undefined;
   }

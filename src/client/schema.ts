@@ -128,9 +128,10 @@ export interface paths {
          *     of every instance within a second. `limit` and `wait` are for pages; a stream ignores
          *     them. A stream whose reader falls far behind is closed (resume with `Last-Event-ID`),
          *     revoking or expiring its token closes it within a second, and each instance keeps at
-         *     most `CHANGES_MAX_STREAMS` streams and long polls (then 503 with `Retry-After`), of
-         *     which one token (or JWT subject) holds at most half, and at least one (past its share,
-         *     503 with `Retry-After` too).
+         *     most `CHANGES_MAX_STREAMS` streams and long polls (then 503 with `Retry-After`), shared
+         *     fairly: once every place is taken, a token (or JWT subject) holding less than its share
+         *     (the places over the tokens holding one) takes the oldest place of the token holding the
+         *     most, whose stream then ends (resume with `Last-Event-ID`) or whose long poll answers.
          *
          *     `tag` keeps the changes of plants whose tag was one of those given before **or** after
          *     the change (a plant leaving the tag is shown leaving); `id` keeps one plant's history. A

@@ -178,16 +178,9 @@ export class ChangeStreams {
    * the stream closes, or when the client leaves, at any point.
    */
   admit(holder: string, req: IncomingMessage, res: ServerResponse): Place {
-    if (this.places.size >= this.options.max) {
+    if (this.places.size >= this.options.max && !this.makeRoomFor(holder)) {
       throw new UnavailableError(
         `this instance has its most change streams and long polls (${this.options.max}); retry later`,
-        5,
-      );
-    }
-    if ((this.byHolder.get(holder) ?? 0) >= this.share) {
-      throw new UnavailableError(
-        `this credential holds its share of this instance's change streams and long polls (${this.share}); ` +
-          'close one, or retry later',
         5,
       );
     }
@@ -200,11 +193,27 @@ export class ChangeStreams {
   }
 
   /**
-   * The most places one principal holds: half of them (at least one), so that one token cannot
-   * take every place and refuse everyone else (two can still fill them).
+   * Every place is taken: a principal holding less than its fair share (the places over the
+   * principals holding one, itself counted) takes the oldest place of the one holding the most,
+   * which holds more than its share: that stream ends (its reader resumes with Last-Event-ID) or
+   * that long poll answers now. So one token may use every place while nobody else asks, and
+   * never keeps more than its share from another that does.
    */
-  get share(): number {
-    return Math.max(1, Math.floor(this.options.max / 2));
+  private makeRoomFor(holder: string): boolean {
+    const holders = this.byHolder.size + (this.byHolder.has(holder) ? 0 : 1);
+    const share = Math.max(1, Math.floor(this.options.max / holders));
+    if ((this.byHolder.get(holder) ?? 0) >= share) return false;
+    let most: string | undefined;
+    for (const [h, n] of this.byHolder) if (most === undefined || n > this.byHolder.get(most)!) most = h;
+    if (most === undefined || this.byHolder.get(most)! <= share) return false;
+    // The set keeps the order places were taken in: the first of `most`'s is its oldest.
+    for (const place of this.places) {
+      if (place.holder !== most) continue;
+      if (place.stream) this.close(place.stream);
+      place.release();
+      return true;
+    }
+    return false;
   }
 
   /**

@@ -60,7 +60,7 @@ for (const kind of stores) {
     let app: TestApp;
     let base = '';
     let port = 0;
-    /** Two principals: one holds at most half of the ten places. */
+    /** Two principals, who share the ten places. */
     let tokens: [string, string];
     before(async () => {
       app = await buildTestApp({ store: kind, env: { CHANGES_MAX_STREAMS: '10' } });
@@ -158,19 +158,32 @@ for (const kind of stores) {
         hub.waitPast = waitPast;
       }
     });
-    it('lets no token hold more than half of the places', async () => {
+    it('shares the places fairly: one token takes every free place, and gives up its oldest to another', async () => {
       const [a, b] = tokens;
-      const byA = await Promise.all(Array.from({ length: 10 }, () => openStream(base, a)));
-      assert.equal(byA.filter((r) => r.statusCode === 200).length, 5, 'token A holds half of the places');
-      const refused = byA.find((r) => r.statusCode === 503);
-      assert.ok(Number(refused?.headers['retry-after']) > 0);
-      const byB = await Promise.all(Array.from({ length: 5 }, () => openStream(base, b)));
+      const byA: IncomingMessage[] = [];
+      for (let i = 0; i < 10; i++) byA.push(await openStream(base, a));
+      assert.deepEqual(
+        byA.map((r) => r.statusCode),
+        Array(10).fill(200),
+        'alone, token A takes every place',
+      );
+      const ended = byA.map((r) => new Promise<boolean>((resolve) => r.once('close', () => resolve(true))));
+      const byB: IncomingMessage[] = [];
+      for (let i = 0; i < 6; i++) byB.push(await openStream(base, b));
       assert.deepEqual(
         byB.map((r) => r.statusCode),
-        Array(5).fill(200),
-        'token B takes the other half',
+        [200, 200, 200, 200, 200, 503],
+        'token B takes places up to its share, half of them, each the oldest of token A',
       );
-      for (const r of [...byA, ...byB]) r.destroy();
+      assert.ok(Number(byB[5]!.headers['retry-after']) > 0);
+      // Token A's five oldest streams ended (their readers resume elsewhere or later).
+      const closed = await Promise.all(
+        ended.map((e) => Promise.race([e, new Promise<boolean>((r) => setTimeout(() => r(false), 2000))])),
+      );
+      assert.deepEqual(closed, [...Array(5).fill(true), ...Array(5).fill(false)]);
+      const again = await openStream(base, a);
+      assert.equal(again.statusCode, 503, 'token A holds its share');
+      for (const r of [...byA, ...byB, again]) r.destroy();
       assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000));
     });
     it('never hands a stream more than 1 MiB unread, however far behind it starts', async () => {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matches, type Change, type ChangeFilter } from '../domain/change.js';
 import { ForbiddenError, UnauthenticatedError, UnavailableError } from '../domain/errors.js';
 import { readAfter, type Feed } from '../use-cases/read-changes.js';
+import { answersLate } from './connections.js';
 
 /** A comment line at least this often keeps proxies from closing an idle stream (the product says 15 s). */
 export const HEARTBEAT_MS = 10_000;
@@ -35,12 +36,16 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export class Place {
   private readonly left = new AbortController();
   private released = false;
+  /** Why it was taken back from a client still there: its credential no longer grants the feed. */
+  refusal: Error | undefined;
   /** The stream it became, which the client's leaving closes. */
   stream: Stream | undefined;
 
   constructor(
     /** Who holds it: the principal's limit key, never the raw credential. */
     readonly holder: string,
+    /** The bearer credential it was taken with, checked again every RECHECK_MS while it is held. */
+    readonly credential: string,
     private readonly req: IncomingMessage,
     readonly res: ServerResponse,
     private readonly giveBack: (place: Place) => void,
@@ -49,6 +54,9 @@ export class Place {
     // socket's covers a request queued behind another on the same connection.
     res.once('close', this.onLeave);
     req.socket.once('close', this.onLeave);
+    // Its connection is read while it waits, though requests wait behind it: else the client's
+    // leaving would not be seen.
+    answersLate(res);
     if (this.gone) this.onLeave();
   }
 
@@ -72,14 +80,18 @@ export class Place {
     this.giveBack(this);
   }
 
+  /** Takes it back: the credential it was taken with is refused now (revoked, expired). */
+  refuse(err: Error): void {
+    this.refusal = err;
+    this.release();
+  }
+
   private readonly onLeave = (): void => this.release();
 }
 
 interface Stream {
   place: Place;
   res: ServerResponse;
-  /** The bearer credential it was opened with, checked again every RECHECK_MS. */
-  credential: string;
   filter: ChangeFilter;
   /** Every change up to here has been written to it (or passed over by its filter). */
   after: bigint;
@@ -177,14 +189,14 @@ export class ChangeStreams {
    * cannot all pass. `open` fills it; it is given back when the request fails (`release`), when
    * the stream closes, or when the client leaves, at any point.
    */
-  admit(holder: string, req: IncomingMessage, res: ServerResponse): Place {
+  admit(holder: string, credential: string, req: IncomingMessage, res: ServerResponse): Place {
     if (this.places.size >= this.options.max && !this.makeRoomFor(holder)) {
       throw new UnavailableError(
         `this instance has its most change streams and long polls (${this.options.max}); retry later`,
         5,
       );
     }
-    const place = new Place(holder, req, res, (p) => this.giveBack(p));
+    const place = new Place(holder, credential, req, res, (p) => this.giveBack(p));
     if (!place.gone) {
       this.places.add(place);
       this.byHolder.set(holder, (this.byHolder.get(holder) ?? 0) + 1);
@@ -220,9 +232,9 @@ export class ChangeStreams {
    * Feeds the place's response, whose headers are sent, from `after` on until it closes. A client
    * that left while its starting point was read has given its place back already: nothing opens.
    */
-  open(place: Place, credential: string, after: bigint, filter: ChangeFilter): void {
+  open(place: Place, after: bigint, filter: ChangeFilter): void {
     if (place.gone) return;
-    const stream: Stream = { place, res: place.res, credential, filter, after, busy: false, closed: false };
+    const stream: Stream = { place, res: place.res, filter, after, busy: false, closed: false };
     place.stream = stream;
     this.streams.add(stream);
     this.feed.hub.followers++;
@@ -396,26 +408,30 @@ export class ChangeStreams {
   }
 
   /**
-   * One check per credential, however many streams it holds open. A credential refused closes
-   * its streams; a check that cannot be made (the store is unavailable) leaves them open.
+   * One check per credential, however many places it holds. A credential refused closes its
+   * streams and answers its long polls with the refusal; a check that cannot be made (the store
+   * is unavailable) leaves them be.
    */
   private async recheck(): Promise<void> {
     if (this.checking) return;
     this.checking = true;
     try {
-      const byCredential = new Map<string, Stream[]>();
-      for (const s of this.streams) {
-        const list = byCredential.get(s.credential);
-        if (list) list.push(s);
-        else byCredential.set(s.credential, [s]);
+      const byCredential = new Map<string, Place[]>();
+      for (const p of this.places) {
+        const list = byCredential.get(p.credential);
+        if (list) list.push(p);
+        else byCredential.set(p.credential, [p]);
       }
       await Promise.all(
-        [...byCredential].map(async ([credential, streams]) => {
+        [...byCredential].map(async ([credential, places]) => {
           try {
             await this.options.verify(credential);
           } catch (err) {
-            if (err instanceof UnauthenticatedError || err instanceof ForbiddenError)
-              for (const s of streams) this.close(s);
+            if (!(err instanceof UnauthenticatedError || err instanceof ForbiddenError)) return;
+            for (const p of places) {
+              if (p.stream) this.close(p.stream);
+              else p.refuse(err);
+            }
           }
         }),
       );

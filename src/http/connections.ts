@@ -27,6 +27,23 @@ export const REFUSED_GRACE_MS = 5000;
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
+/** Answers that come late or never (a stream, a long poll): see `answersLate`. */
+const lateAnswers = new WeakSet<ServerResponse>();
+/** For each guarded connection, what starts reading it again once its answer in process is late. */
+const readAgain = new WeakMap<Socket, () => void>();
+
+/**
+ * Marks an answer that comes late or never: a stream of changes, a long poll. While it is in
+ * process the connection goes on being read, though requests wait behind it (at most
+ * `maxPipelined` of them, then 503): a connection not read never shows its client leaving (TCP's
+ * FIN and RST are read like data), and the stream or poll would keep its place for a client
+ * gone until a heartbeat failed or the poll's wait ended.
+ */
+export function answersLate(res: ServerResponse): void {
+  lateAnswers.add(res);
+  readAgain.get(res.socket as Socket)?.();
+}
+
 export interface ConnectionLimits {
   /** Requests one connection may have read and not yet answered; past it, 503 and the connection closes. */
   maxPipelined: number;
@@ -71,6 +88,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
   // it is in (Node does that itself after a request handler set the flag; pausing the parser in
   // the middle of a chunk would make the rest of it a parse error).
   const hold = (socket: Socket, p: Pipeline, parsing: boolean) => {
+    if (!p.refused && [...p.inProcess].some((res) => lateAnswers.has(res))) return release(socket, p);
     p.held = true;
     const s = socket as Socket & { _paused?: boolean; parser?: { pause(): void } | null };
     s._paused = true;
@@ -78,6 +96,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
     if (!parsing) s.parser?.pause();
   };
   const release = (socket: Socket, p: Pipeline) => {
+    if (!p.held) return;
     p.held = false;
     // Node's server resumes reading on the socket's drain once its own answers are written.
     socket.emit('drain');
@@ -93,7 +112,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
       if (next) run(next[0], next[1], p);
       // Node may have resumed reading on a drain meanwhile: hold again while any wait.
       if (p.waiting.length > 0 || p.refused) hold(req.socket, p, false);
-      else if (p.held) release(req.socket, p);
+      else release(req.socket, p);
       if (draining && p.inProcess.size === 0 && p.waiting.length === 0) closeAfter(req.socket, '');
     });
     handle(req, res);
@@ -121,7 +140,13 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
     const socket = req.socket;
     if (socket.destroyed) return;
     let p = pipelines.get(socket);
-    if (!p) pipelines.set(socket, (p = { inProcess: new Set(), waiting: [], refused: false, held: false }));
+    if (!p) {
+      const created: Pipeline = { inProcess: new Set(), waiting: [], refused: false, held: false };
+      pipelines.set(socket, (p = created));
+      readAgain.set(socket, () => {
+        if (!created.refused) release(socket, created);
+      });
+    }
     // After the refusal nothing more is read; what was in the same chunk is left unanswered.
     if (p.refused) return hold(socket, p, true);
     if (p.inProcess.size < IN_PROCESS_PER_CONNECTION && p.waiting.length === 0) return run(req, res, p);

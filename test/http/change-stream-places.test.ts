@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { REFUSED_GRACE_MS } from '../../src/http/connections.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { postPlant } from '../support/http.js';
@@ -124,6 +125,73 @@ for (const kind of stores) {
       const open = await openStream(base, app.token);
       assert.equal(open.statusCode, 200);
       open.destroy();
+    });
+
+    it('gives back the place of a client that pipelined another request behind its long poll or stream, and left', async () => {
+      const { current } = await app.services.feed.hub.bounds();
+      const auth = `Authorization: Bearer ${app.token}\r\n`;
+      const behind = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+      const firsts = [
+        `GET /plants/changes?after=${current}&wait=60&tag=nobody HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}\r\n`,
+        `GET /plants/changes?tag=nobody HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n${auth}\r\n`,
+      ];
+      const sockets = firsts.map((first) => {
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        // Both at once: the second waits behind the first, which answers late or never.
+        socket.write(first + behind);
+        return socket;
+      });
+      assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 2, 2000));
+      for (const s of sockets) s.destroy();
+      assert.ok(
+        await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000),
+        `${await gauge(app, 'plant_store_change_places')} places kept for clients gone`,
+      );
+    });
+
+    // The store plays no part: once.
+    if (kind === 'sqlite')
+      it('still bounds what a connection pipelines behind a stream: past the limit it is no longer read', async () => {
+        let parsed = 0;
+        const count = () => void parsed++;
+        app.app.server.on('request', count);
+        const socket = connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        socket.pause();
+        socket.write(
+          `GET /plants/changes?tag=nobody HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n` +
+            `Authorization: Bearer ${app.token}\r\n\r\n`,
+        );
+        assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 1, 2000));
+        const chunk = Buffer.from('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(1000));
+        for (let i = 0; i < 100; i++) socket.write(chunk);
+        await new Promise((r) => setTimeout(r, 1000));
+        app.app.server.removeListener('request', count);
+        // The stream, the 16 that may wait behind it, and what was in the chunk read with the one past them.
+        assert.ok(parsed < 4000, `the server parsed ${parsed} of the 100,001 requests written`);
+        socket.destroy();
+        // Refused, the connection is not read again: it is closed REFUSED_GRACE_MS after its refusal.
+        assert.ok(
+          await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, REFUSED_GRACE_MS + 1000),
+        );
+      });
+
+    it('answers a request pipelined behind a long poll once the poll has answered', async () => {
+      const { current } = await app.services.feed.hub.bounds();
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      let text = '';
+      socket.setEncoding('latin1').on('data', (chunk: string) => (text += chunk));
+      socket.write(
+        `GET /plants/changes?after=${current}&wait=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${app.token}\r\n\r\n` +
+          `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+      );
+      await new Promise((resolve) => socket.once('end', resolve));
+      const statuses = [...text.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1]);
+      assert.deepEqual(statuses, ['200', '200'], text);
+      assert.match(text, /\r\n\r\n\[\]/, 'the long poll answered first, with no change');
+      socket.destroy();
     });
 
     it('wakes a filtered long poll for a change it passes, not for others', async () => {

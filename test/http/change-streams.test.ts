@@ -132,6 +132,25 @@ for (const kind of stores) {
       assert.ok(Date.now() - revoked < 1000, `closed after ${Date.now() - revoked} ms`);
     });
 
+    it('answers the long poll of a revoked token with 401 within a second', async () => {
+      const { token, record } = await createToken(t.app.services.store, { name: 'poller', scopes: ['plants:read'] });
+      const { current } = await t.app.services.feed.hub.bounds();
+      const poll = t.app.inject({
+        path: `/plants/changes?after=${current}&wait=30`,
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const held = async () => {
+        const metrics = await t.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${t.app.token}` } });
+        return Number(/^plant_store_change_places (\d+)$/m.exec(metrics.text)?.[1]);
+      };
+      assert.ok(await pollUntil(async () => (await held()) > 0, 2000));
+      await t.app.services.store.tokens.revoke(record.id, new Date());
+      const revoked = Date.now();
+      const res = await poll;
+      assert.ok(Date.now() - revoked < 1000, `answered after ${Date.now() - revoked} ms`);
+      assert.equal(res.status, 401);
+    });
+
     it('closes a reader that does not read, instead of buffering for it', async () => {
       // A socket that sends the request and never reads what comes back.
       const socket = connect(Number(new URL(base).port), '127.0.0.1');

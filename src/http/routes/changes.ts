@@ -30,6 +30,7 @@ export async function changeRoutes(
 
   // Places are shared by principal (one token, one JWT subject), never by the raw credential.
   const holderOf = (request: FastifyRequest) => request.principal?.limitKey ?? 'anonymous';
+  const credentialOf = (request: FastifyRequest) => bearerCredential(request.headers.authorization);
 
   app.operation(
     'listChanges',
@@ -39,7 +40,7 @@ export async function changeRoutes(
         throw new InvalidInputError('id and tag exclude each other: one plant has one history');
       }
       if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
-        const place = streams.admit(holderOf(request), request.raw, reply.raw);
+        const place = streams.admit(holderOf(request), credentialOf(request), request.raw, reply.raw);
         let after: bigint;
         try {
           const lastEventId = request.headers['last-event-id'];
@@ -66,14 +67,17 @@ export async function changeRoutes(
         });
         // A reader that loses the stream comes back after a second (a browser waits 3 s by default).
         reply.raw.write(': following the changes\nretry: 1000\n\n');
-        streams.open(place, bearerCredential(request.headers.authorization), after, filterOf(query));
+        streams.open(place, after, filterOf(query));
         return reply;
       }
       // The same URL answers pages or a stream by Accept: a cache must keep them apart.
       reply.header('vary', 'Accept');
       // A long poll holds a place of CHANGES_MAX_STREAMS while it waits, as a stream does, and
-      // gives it back when it answers or its client leaves (which ends the wait).
-      const place = query.wait ? streams.admit(holderOf(request), request.raw, reply.raw) : undefined;
+      // gives it back when it answers or its client leaves (which ends the wait); its credential
+      // is checked again while it waits, as a stream's is.
+      const place = query.wait
+        ? streams.admit(holderOf(request), credentialOf(request), request.raw, reply.raw)
+        : undefined;
       let page;
       try {
         const signal = place ? AbortSignal.any([closing.signal, place.signal]) : closing.signal;
@@ -81,6 +85,8 @@ export async function changeRoutes(
       } finally {
         place?.release();
       }
+      // Its credential was revoked (or expired) while it waited: the refusal, not the page.
+      if (place?.refusal) throw place.refusal;
       if (page.nextAfter !== undefined) reply.header('link', nextLink(query, page.nextAfter));
       // Each change's JSON was written once, when it was read from the log (domain/change.ts).
       return reply.type('application/json; charset=utf-8').send(`[${page.changes.map((c) => c.json).join(',')}]`);

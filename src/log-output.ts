@@ -13,9 +13,21 @@ const EXIT_WAIT_MS = 1_000;
 
 const isFull = (err: unknown) => (err as NodeJS.ErrnoException | null)?.code === 'EAGAIN';
 
+/**
+ * The lines waiting for the write under way are copied out of V8's heap at once, into chunks of
+ * this size: kept as strings, a busy server's lines (one per request) lived through the young
+ * generation's collections while a pipe or terminal was slow to take them, were promoted, and
+ * the old generation filled and was collected every few hundred milliseconds: the server ran at
+ * two speeds, drawn at start (docs/performance.md, "Why a start draws one of two states").
+ */
+const CHUNK_BYTES = 64 * 1024;
+
 /** A pino destination on a file descriptor that an output gone away cannot hold up. */
 export class LogOutput {
-  private queued: string[] = [];
+  /** Chunks filled and waiting, in order; the last is being filled: `used` bytes of it, `room` free. */
+  private queued: Buffer[] = [];
+  private used = 0;
+  private room = 0;
   /** The bytes of the write under way, or undefined when none is. */
   private writing: Buffer | undefined;
   private gone = false;
@@ -27,7 +39,7 @@ export class LogOutput {
 
   write(line: string): boolean {
     if (this.gone) return true;
-    this.queued.push(line);
+    this.append(line);
     if (!this.writing) this.writeNext();
     return true;
   }
@@ -38,14 +50,49 @@ export class LogOutput {
     else this.flushed.push(done);
   }
 
+  /** Copies `line` into the chunk being filled (a line too long for one gets a buffer of its own). */
+  private append(line: string): void {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: room for that many always holds the line.
+    const most = line.length * 3;
+    const last = this.queued.length - 1;
+    if (this.room >= most) {
+      const n = this.queued[last]!.write(line, this.used);
+      this.used += n;
+      this.room -= n;
+      return;
+    }
+    if (last >= 0) this.queued[last] = this.queued[last]!.subarray(0, this.used);
+    if (most > CHUNK_BYTES) {
+      const own = Buffer.from(line);
+      this.queued.push(own);
+      this.used = own.length;
+      this.room = 0;
+      return;
+    }
+    const chunk = Buffer.allocUnsafeSlow(CHUNK_BYTES);
+    this.used = chunk.write(line, 0);
+    this.room = CHUNK_BYTES - this.used;
+    this.queued.push(chunk);
+  }
+
+  /** Everything queued, as one buffer, and the queue emptied. */
+  private takeQueued(): Buffer {
+    const last = this.queued.length - 1;
+    this.queued[last] = this.queued[last]!.subarray(0, this.used);
+    const all = this.queued.length === 1 ? this.queued[0]! : Buffer.concat(this.queued);
+    this.queued = [];
+    this.used = 0;
+    this.room = 0;
+    return all;
+  }
+
   private writeNext(): void {
     if (this.queued.length === 0) {
       this.writing = undefined;
       for (const done of this.flushed.splice(0)) done();
       return;
     }
-    this.writing = Buffer.from(this.queued.join(''));
-    this.queued = [];
+    this.writing = this.takeQueued();
     this.writeOut();
   }
 
@@ -69,8 +116,7 @@ export class LogOutput {
    */
   private flushSync(): void {
     if (this.gone || this.queued.length === 0) return;
-    const rest = Buffer.from(this.queued.join(''));
-    this.queued = [];
+    const rest = this.takeQueued();
     const pause = new Int32Array(new SharedArrayBuffer(4));
     let offset = 0;
     for (let waited = 0; offset < rest.length;) {
@@ -87,6 +133,8 @@ export class LogOutput {
   private goAway(): void {
     this.gone = true;
     this.queued = [];
+    this.used = 0;
+    this.room = 0;
     this.writing = undefined;
     for (const done of this.flushed.splice(0)) done();
   }

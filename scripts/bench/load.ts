@@ -57,6 +57,15 @@ export async function load(target: Running, spec: LoadSpec): Promise<LoadResult>
     });
     const cpu = cpuPerRequest(before, cpuSample(target.proc.pid, spec.database), r.requests.total);
     const loop = await target.loopDelay();
+    if (loop) {
+      const st = target.state;
+      st.requests += r.requests.total;
+      st.cpuUs += cpu.server * r.requests.total;
+      st.peakRssMb = Math.max(st.peakRssMb, peakRssMb);
+      st.scavenges += loop.gc.scavenges;
+      st.scavengeMs += loop.gc.scavengeMs;
+      st.fullCollections += loop.gc.fullCollections;
+    }
     return {
       rps: r.requests.average,
       p50: r.latency.p50,

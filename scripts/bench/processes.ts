@@ -26,9 +26,30 @@ export interface Running {
   readyMs: number;
   stop(): Promise<void>;
   rssMb(): number;
-  loopDelay(): Promise<{ p50: number; p99: number; max: number } | undefined>;
+  loopDelay(): Promise<{ p50: number; p99: number; max: number; gc: Collections } | undefined>;
   resetLoopDelay(): void;
+  /** What its loads have shown of its state (services only: the loop probe counts collections). */
+  state: ServerState;
 }
+
+/** V8's collections during a load, as the loop probe counts them. */
+export interface Collections {
+  scavenges: number;
+  scavengeMs: number;
+  fullCollections: number;
+}
+
+/** A service's signature over every load it took: docs/performance.md, "One state". */
+export interface ServerState extends Collections {
+  label: string;
+  requests: number;
+  /** µs of the server's CPU, summed over its requests. */
+  cpuUs: number;
+  peakRssMb: number;
+}
+
+/** Every service the bench started, in order, for the states table at the end (run.ts). */
+export const servicesStarted: ServerState[] = [];
 
 /**
  * Starts the built service (`plant-store serve`) on an ephemeral port, with the loop probe
@@ -80,6 +101,17 @@ async function start(args: string[], env: Record<string, string>, probed: boolea
     proc.once('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
   });
   const readyMs = performance.now() - started;
+  const store = env.DATABASE_URL?.startsWith('postgres') ? 'PostgreSQL' : 'SQLite';
+  const state: ServerState = {
+    label: `service #${servicesStarted.length + 1}, ${store}`,
+    requests: 0,
+    cpuUs: 0,
+    peakRssMb: 0,
+    scavenges: 0,
+    scavengeMs: 0,
+    fullCollections: 0,
+  };
+  if (probed) servicesStarted.push(state);
   // Keep draining stdout (one log line per request) so the server never blocks on a full pipe.
   proc.stdout!.resume();
   return {
@@ -96,9 +128,12 @@ async function start(args: string[], env: Record<string, string>, probed: boolea
     async loopDelay() {
       if (!probed || !proc.connected) return undefined;
       proc.send('eld-report');
-      const [m] = (await once(proc, 'message')) as [{ eld: { p50: number; p99: number; max: number } }];
-      return m.eld;
+      const [m] = (await once(proc, 'message')) as [
+        { eld: { p50: number; p99: number; max: number }; gc: Collections },
+      ];
+      return { ...m.eld, gc: m.gc };
     },
+    state,
   };
 }
 

@@ -68,3 +68,51 @@ export function against(label: string, value: number, unit: string, limit: numbe
   const met = atLeast ? value >= limit : value <= limit;
   return `\n${label}: ${fmt(value)}${unit}  (target ${atLeast ? '>=' : '<='} ${fmt(limit)}${unit}: ${met ? 'met' : 'NOT MET'})`;
 }
+
+/**
+ * Full collections per 10,000 requests past which a service is in the slow state: there it took
+ * one every few hundred milliseconds under load (6–15 per 10,000 `POST`s), in the fast state
+ * none or one in a whole section.
+ */
+export const SLOW_STATE_FULL_GCS = 1;
+
+/**
+ * The state each service of the run was in (docs/performance.md, "One state"): its CPU per
+ * request over all its loads, its collections and peak memory; and a warning when the services
+ * of one run were not all in the same state, since their ratios then compare two speeds.
+ */
+export function statesTable(
+  services: {
+    label: string;
+    requests: number;
+    cpuUs: number;
+    peakRssMb: number;
+    scavenges: number;
+    scavengeMs: number;
+    fullCollections: number;
+  }[],
+): void {
+  const loaded = services.filter((s) => s.requests >= 10_000);
+  if (loaded.length === 0) return;
+  console.log('\n## The state of each service started (its loads together)\n');
+  const per10k = (s: (typeof loaded)[number]) => (s.fullCollections * 10_000) / s.requests;
+  table(
+    ['service', 'requests', 'CPU µs/req', 'full GCs per 10k req', 'mean scavenge ms', 'peak RSS MiB'],
+    loaded.map((s) => [
+      s.label,
+      s.requests,
+      fmt(s.cpuUs / s.requests),
+      fmt(per10k(s)),
+      fmt(s.scavenges ? s.scavengeMs / s.scavenges : 0),
+      fmt(s.peakRssMb),
+    ]),
+  );
+  const slow = loaded.filter((s) => per10k(s) > SLOW_STATE_FULL_GCS);
+  if (slow.length > 0 && slow.length < loaded.length) {
+    console.log(
+      `\nWARNING: ${slow.map((s) => s.label).join(', ')} ran in the slow state (full collections under load), the others not: ratios across them compare two speeds`,
+    );
+  } else if (slow.length > 0) {
+    console.log('\nWARNING: every service ran in the slow state (full collections under load)');
+  }
+}

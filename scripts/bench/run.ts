@@ -4,14 +4,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { startService, type Running } from './processes.js';
+import { servicesStarted, startService, type Running } from './processes.js';
 import { postgresReads } from './postgres-reads.js';
 import { batchWrites } from './batches.js';
 import { changeFeed } from './feed.js';
 import { pipelinedFloods } from './floods.js';
 import { readLoadsOn } from './reads.js';
 import { readReplicas } from './replicas.js';
-import { fmt, median, table } from './report.js';
+import { fmt, median, statesTable, table } from './report.js';
 import { postgresWrites } from './postgres.js';
 import { seedStore } from './seed.js';
 import { tracesCost } from './traces.js';
@@ -83,6 +83,7 @@ try {
   if (SECTIONS.has('batches')) await batchWrites(bench);
   if (SECTIONS.has('traces')) await tracesCost(bench);
   if (SECTIONS.has('replicas')) await readReplicas(bench);
+  statesTable(servicesStarted);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=8
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=16
 // The `plant-store` command. Run as a program (npx, a global install), it starts Node with the
 // heap and malloc settings that `npm start` and the service unit give it (docs/performance.md,
 // Memory).

@@ -1,6 +1,6 @@
 // The server's heap after keepHeapSmall (called by `plant-store serve` once it listens): the
 // same allocations, in two fresh processes with npm start's young generation
-// (--max-semi-space-size=8), one with it and one without. Each keeps its last 20 rounds of
+// (--max-semi-space-size=16), one with it and one without. Each keeps its last 20 rounds of
 // objects (about 20 MB), long enough for them to reach the old generation, and drops the older
 // ones, as a server under load does with its requests. Not timed: V8 sizes the old generation by
 // what it allocates and keeps.
@@ -28,7 +28,7 @@ function peakOldSpaceMb(tuned: boolean): number {
   `;
   const out = execFileSync(
     process.execPath,
-    ['--max-semi-space-size=8', '--import', 'tsx/esm', '--input-type=module', '-e', script],
+    ['--max-semi-space-size=16', '--import', 'tsx/esm', '--input-type=module', '-e', script],
     {
       encoding: 'utf8',
     },

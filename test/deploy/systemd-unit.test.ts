@@ -190,7 +190,7 @@ describe('deploy/plant-store.service', () => {
     const fromNpm = flagsBefore(npmStart.slice(npmStart.indexOf('node') + 1), 'dist/cli/main.js');
     const fromUnit = flagsBefore(one('ExecStart')!.split(/\s+/).slice(1), `${INSTALL_DIR}/dist/cli/main.js`);
     const shebang = readFileSync(join(ROOT, 'src/cli/main.ts'), 'utf8').split('\n')[0]!.split(/\s+/);
-    assert.ok(fromNpm.includes('--max-semi-space-size=8'), `npm start: ${pkg.scripts.start}`);
+    assert.ok(fromNpm.includes('--max-semi-space-size=16'), `npm start: ${pkg.scripts.start}`);
     assert.deepEqual(fromUnit, fromNpm);
     assert.deepEqual(shebang.slice(0, 4), ['#!/usr/bin/env', '-S', 'MALLOC_ARENA_MAX=1', 'node']);
     assert.deepEqual(shebang.slice(4), fromNpm);

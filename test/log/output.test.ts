@@ -1,0 +1,73 @@
+// The log's output on a pipe whose reader is slow: every line arrives, in order, and the lines
+// waiting for it are held outside V8's heap (kept as strings there, they were promoted and made
+// the old generation fill and be collected again and again: a server at one of two speeds).
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { LogOutput } from '../../src/log-output.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const heapUsed = () => {
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+
+describe('the log output', () => {
+  it('keeps what waits for a slow pipe out of the heap, and writes every line in order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
+    try {
+      const fifo = join(dir, 'out');
+      execFileSync('mkfifo', [fifo]);
+      // A reader that reads nothing yet: the pipe fills (64 KiB) and the write under way waits.
+      const idle = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      const fd = openSync(fifo, 'w');
+      const output = new LogOutput(fd);
+      const before = heapUsed();
+      const lines = 20_000;
+      const pad = 'x'.repeat(1000);
+      // Flat strings of their own, as pino's lines are once written (not ropes sharing `pad`).
+      for (let i = 0; i < lines; i++) output.write(`${JSON.stringify({ n: i, pad, é: 'ü' })}\n`);
+      const held = heapUsed() - before;
+
+      const reader = spawn('cat', [fifo]);
+      closeSync(idle);
+      const chunks: Buffer[] = [];
+      reader.stdout.on('data', (c: Buffer) => chunks.push(c));
+      await new Promise<void>((resolve) => output.flush(resolve));
+      closeSync(fd);
+      await new Promise((resolve) => reader.once('close', resolve));
+      const got = Buffer.concat(chunks).toString('utf8').split('\n');
+      assert.equal(got.pop(), '');
+      assert.equal(got.length, lines);
+      got.forEach((line, i) => assert.equal(line, JSON.stringify({ n: i, pad, é: 'ü' })));
+      // Asserted once the pipe is read: a write left waiting would keep the test from ending.
+      assert.ok(held < 4 * 1024 * 1024, `${Math.round(held / 1024)} KiB of heap held for 20 MB of lines waiting`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes a line longer than a chunk whole, between the lines around it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
+    try {
+      const file = join(dir, 'log');
+      const fd = openSync(file, 'w');
+      const output = new LogOutput(fd);
+      const long = 'é'.repeat(50_000);
+      const expected = ['a', long, 'b', 'ü'.repeat(30_000), 'c'];
+      for (const line of expected) output.write(`${line}\n`);
+      await new Promise<void>((resolve) => output.flush(resolve));
+      closeSync(fd);
+      const { readFileSync } = await import('node:fs');
+      assert.deepEqual(readFileSync(file, 'utf8').split('\n').slice(0, -1), expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

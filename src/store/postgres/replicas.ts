@@ -7,6 +7,9 @@ import { PlantReads } from './plant-reads.js';
 import { PostgresPool } from './pool.js';
 import type { Run } from './rows.js';
 
+/** Why a standby is not used yet at start: nothing to compare it with (never told as such, see tellChanges). */
+const PRIMARY_NOT_REACHED = 'the primary, to compare it with, has not been reached yet';
+
 /** How often the primary's position and each standby's are looked at: one small statement each. */
 export const LOOK_MS = 100;
 /** A standby that takes longer than this to say where it is counts as unreachable. */
@@ -245,7 +248,9 @@ export class Standbys {
   /**
    * After each look: a standby that became usable or stopped being so is told once. At start
    * nothing is told of one that serves reads, nor of one whose lag is not known yet (the first
-   * look cannot date what it lacks): only of one left out for a reason known.
+   * look cannot date what it lacks), nor of any before the primary has been reached (what it
+   * would be compared with is not known): only of one left out for a reason known. Told once, a
+   * reason that was only "not known yet" would have been the one line an operator sees.
    */
   private tellChanges(): void {
     const now = Date.now();
@@ -255,6 +260,7 @@ export class Standbys {
       if (usable === before) continue;
       const lag = this.lagMs(s, now);
       const stranger = s.reachable ? this.stranger(s) : undefined;
+      if (before === undefined && stranger === PRIMARY_NOT_REACHED) continue;
       if (before === undefined && !stranger && (usable || (s.reachable && lag === Infinity))) {
         if (usable) this.told.set(s, true);
         continue;
@@ -322,7 +328,7 @@ export class Standbys {
     if (s.holdsNoStore) return 'it holds no plant store (no change log in its schema): no standby of this primary';
     if (!s.identity) return undefined;
     if (!s.identity.recovering) return 'it is not a standby (not in recovery): another primary, not this one';
-    if (this.primarySystem === undefined) return 'the primary, to compare it with, has not been reached yet';
+    if (this.primarySystem === undefined) return PRIMARY_NOT_REACHED;
     if (s.identity.system !== this.primarySystem) {
       return `it is a standby of another cluster (system identifier ${s.identity.system}, the primary's ${this.primarySystem})`;
     }

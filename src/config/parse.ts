@@ -129,6 +129,29 @@ export const jwksUrl: Parse<string> = (v, name) => {
   throw new ConfigError(`${name} must be an https:// URL (http:// only for localhost) (got "${v}")`);
 };
 
+/**
+ * Origins whose pages may call the API, comma-separated, each exactly as a browser sends it in
+ * `Origin` (`scheme://host[:port]`: lower case, no path, no default port). `*` and `null` are
+ * refused: a bearer API names its callers, and `null` is what sandboxed frames and files send.
+ */
+export const origins: Parse<readonly string[]> = (v, name) => {
+  const list = v
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const o of list) {
+    if (o === '*')
+      throw new ConfigError(`${name} must name each origin; "*" is refused (a bearer API names its callers)`);
+    const exact = URL.canParse(o) && /^https?:$/.test(new URL(o).protocol) ? new URL(o).origin : undefined;
+    if (exact !== o) {
+      throw new ConfigError(
+        `${name} must list origins as browsers send them, scheme://host[:port] with no path or trailing slash (got "${o}"${exact && exact !== 'null' ? `; did you mean "${exact}"?` : ''})`,
+      );
+    }
+  }
+  return list;
+};
+
 export const redisUrl: Parse<string> = (v, name) => {
   if (/^rediss?:\/\/[^\s]+$/.test(v)) return v;
   throw new ConfigError(

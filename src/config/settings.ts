@@ -123,6 +123,13 @@ export const SETTINGS = {
     default: 10_000,
     parse: p.integer(1, 3_600_000),
   }),
+  corsOrigins: given({
+    env: 'CORS_ORIGINS',
+    doc: 'origins whose pages may call the API, comma-separated, exactly `scheme://host[:port]` (`*` refused) ([a page on its own origin](#a-page-on-its-own-origin))',
+    default: [] as readonly string[],
+    shown: 'none: no CORS header is sent',
+    parse: p.origins,
+  }),
   jwtJwksUrl: optional({
     env: 'JWT_JWKS_URL',
     flag: '--jwks-url <url>',

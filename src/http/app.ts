@@ -8,6 +8,7 @@ import { guardConnections } from './connections.js';
 import { metricsListenerPlugin } from './metrics-server.js';
 import { authPlugin } from './plugins/auth.js';
 import { contractPlugin } from './plugins/contract.js';
+import { corsPlugin } from './plugins/cors.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
 import { registerOverloadGuard } from './plugins/overload.js';
@@ -66,6 +67,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   if (services.tracing) await app.register((await import('./plugins/trace.js')).tracePlugin);
   await app.register(requestLogPlugin, { metrics });
   await app.register(lifecyclePlugin, { dispatcher: services.dispatcher, hub: services.feed.hub });
+  // Before the contract: a preflight is answered here, not as an OPTIONS the contract would 405.
+  await app.register(corsPlugin, { origins: config.corsOrigins, doc });
   await app.register(contractPlugin, { doc });
   // After routing (404/405 first), before every route's own credential check.
   await registerOverloadGuard(app, config, store, metrics.overloaded);

@@ -84,7 +84,12 @@ function check(method: string, rawPath: string, res: RawResponse, headless: bool
   const problems: string[] = [];
   const operation = route(method, path);
 
-  if (typeof operation === 'number') {
+  const preflight = method === 'OPTIONS' && operation === 405 && /^\/plants(\/|$)/.test(path);
+  if (preflight && (res.status === 204 || res.status === 403)) {
+    // A CORS preflight under /plants: answered before any operation, as "Pages on other origins"
+    // says; 204 has the headers of the document's x-cors-preflight, 403 the Error body (checked below).
+    if (res.status === 204) problems.push(...preflightProblems(res));
+  } else if (typeof operation === 'number') {
     if (res.status !== operation && !ANY_ROUTE.has(res.status)) {
       problems.push(`${method} ${path} matches ${operation === 404 ? 'no path' : 'no method'}, but answered ${status}`);
     }
@@ -131,6 +136,23 @@ function check(method: string, rawPath: string, res: RawResponse, headless: bool
       problems.push(`${status} body is not an Error: ${describe(errorSchema.errors)}`);
     } else if (res.json !== undefined && (res.json as { error: number }).error !== res.status) {
       problems.push(`error field ${(res.json as { error: number }).error} differs from the status ${status}`);
+    }
+  }
+  return problems;
+}
+
+/** A preflight's 204 against the document's `x-cors-preflight`: its headers, no body. */
+function preflightProblems(res: RawResponse): string[] {
+  const spec = (definition as unknown as JsonObject)['x-cors-preflight'] as {
+    headers: Record<string, { required?: boolean; schema?: { pattern?: string } }>;
+  };
+  const problems = res.text === '' ? [] : ['preflight 204 has a body'];
+  for (const [name, header] of Object.entries(spec.headers)) {
+    const value = res.headers[name.toLowerCase()];
+    if (header.required && value === undefined) problems.push(`preflight 204 lacks ${name}`);
+    const pattern = header.schema?.pattern;
+    if (value !== undefined && pattern && !new RegExp(pattern).test(value)) {
+      problems.push(`preflight 204 ${name} "${value}" does not match ${pattern}`);
     }
   }
   return problems;

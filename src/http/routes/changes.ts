@@ -5,6 +5,7 @@ import { InvalidInputError } from '../../domain/errors.js';
 import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
 import type { ChangeStreams } from '../change-streams.js';
 import { prefersEventStream } from '../negotiate.js';
+import { addVary } from '../plugins/cors.js';
 import { positionHeader, readsAtLeast } from '../read-position.js';
 
 /** The next page's link repeats the filters, so following it keeps them. */
@@ -57,10 +58,10 @@ export async function changeRoutes(
           reply.raw.destroy();
           return reply;
         }
+        addVary(reply, 'Accept');
         reply.raw.writeHead(200, {
           ...(reply.getHeaders() as OutgoingHttpHeaders),
           'content-type': 'text/event-stream; charset=utf-8',
-          vary: 'Accept',
           'cache-control': 'no-store',
           // A proxy that buffers answers (nginx) would hold the events back.
           'x-accel-buffering': 'no',
@@ -71,7 +72,7 @@ export async function changeRoutes(
         return reply;
       }
       // The same URL answers pages or a stream by Accept: a cache must keep them apart.
-      reply.header('vary', 'Accept');
+      addVary(reply, 'Accept');
       // A long poll holds a place of CHANGES_MAX_STREAMS while it waits, as a stream does, and
       // gives it back when it answers or its client leaves (which ends the wait); its credential
       // is checked again while it waits, as a stream's is.

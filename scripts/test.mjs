@@ -101,6 +101,15 @@ const runs = used.map((part, i) => {
       '--test',
       '--experimental-test-isolation=none',
       `--test-timeout=${timeoutMs}`,
+      // TEST_DURATIONS=file: each file's seconds (its top-level tests' sum) are added to it, one JSON line a file.
+      ...(process.env.TEST_DURATIONS
+        ? [
+            '--test-reporter=spec',
+            '--test-reporter-destination=stdout',
+            `--test-reporter=${new URL('./test-durations.mjs', import.meta.url).href}`,
+            '--test-reporter-destination=stdout',
+          ]
+        : []),
       ...part.files.sort(),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env },

@@ -29,7 +29,8 @@ import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const SHARDS = 4;
+// TEST_SHARDS=<n> runs the files in n processes instead (to measure another number).
+const SHARDS = Number(process.env.TEST_SHARDS) || 4;
 const timeoutMs = Number(process.versions.node.split('.')[0]) >= 24 ? 60_000 : 600_000;
 // The files named on the command line (scripts/test-pgbouncer.ts names the PostgreSQL ones), or all.
 const named = process.argv.slice(2);
@@ -40,44 +41,77 @@ const files = named.length
       .map((f) => `test/${f}`)
       .sort();
 
-// Seconds each slow file took alone (2-core machine, quiet; every other file took under 3 s), so
-// that the processes get about the same work: the slowest first, each to the process with less
-// so far. A figure out of date only makes one process finish before the others.
+// Seconds each slow file took in a run of the whole suite (2-core machine, four other suites
+// running beside it; every other file took under 2.5 s, 0.6 s on average), so that the processes
+// get about the same work: the slowest first, each to the process with less so far. A figure out
+// of date only makes one process finish before the others; TEST_DURATIONS=<file> npm test
+// measures them again (scripts/test-durations.mjs).
 const SECONDS = {
-  'test/docs/docs-examples.test.ts': 30,
-  'test/client/generated-paging.test.ts': 10,
-  'test/http/lifecycle.test.ts': 23,
-  'test/http/change-streams.test.ts': 13,
-  'test/store/change-order.test.ts': 9,
-  'test/browser/change-feed.test.ts': 8,
-  'test/http/changes.test.ts': 5,
-  'test/client/follow.test.ts': 5,
+  'test/cli/backup-restore.test.ts': 39,
+  'test/docs/docs-examples.test.ts': 29,
+  'test/events/webhooks.test.ts': 21,
+  'test/http/read-replicas.test.ts': 21,
+  'test/cli/backup-under-load.test.ts': 20,
   'test/http/rate-limit.test.ts': 19,
-  'test/events/webhooks.test.ts': 18,
-  'test/cli/backup-restore.test.ts': 18,
-  'test/docs/docs-page.test.ts': 11,
-  'test/client/package.test.ts': 16,
-  'test/browser/client.test.ts': 10,
-  'test/cli/backup-under-load.test.ts': 10,
-  'test/store/sqlite/durability.test.ts': 8,
-  'test/http/postgres-outage.test.ts': 7,
-  'test/cli/operator-commands.test.ts': 6,
+  'test/http/change-stream-places.test.ts': 19,
+  'test/http/change-streams.test.ts': 18,
+  'test/client/package.test.ts': 17,
+  'test/cli/operator-commands.test.ts': 15,
+  'test/bench/write-loads.test.ts': 14,
+  'test/http/connections.test.ts': 13,
+  'test/http/postgres-failover.test.ts': 11,
+  'test/client/follow.test.ts': 11,
+  'test/cli/token-and-migrate.test.ts': 11,
+  'test/http/exhaustion.test.ts': 11,
+  'test/store/sqlite/full-disk.test.ts': 10,
+  'test/http/lifecycle.test.ts': 10,
+  'test/events/retry-after.test.ts': 9,
+  'test/store/sqlite/durability.test.ts': 9,
+  'test/http/postgres-lock.test.ts': 9,
+  'test/docs/docs-page.test.ts': 9,
+  'test/store/change-order.test.ts': 8,
+  'test/events/webhook-ops.test.ts': 8,
+  'test/cli/signals.test.ts': 8,
+  'test/http/postgres-busy.test.ts': 7,
+  'test/http/postgres-async-failover.test.ts': 7,
+  'test/http/crash.test.ts': 6,
   'test/http/auth.test.ts': 6,
+  'test/client/generated-paging.test.ts': 6,
   'test/http/overload.test.ts': 6,
-  'test/cli/token-and-migrate.test.ts': 5,
-  'test/http/scale-out.test.ts': 4,
-  'test/cli/import-bytes.test.ts': 4,
-  'test/http/crash.test.ts': 4,
-  'test/http/metrics.test.ts': 4,
-  'test/store/sqlite/full-disk.test.ts': 3,
-  'test/store/sqlite/full-disk-wal.test.ts': 3,
-  'test/cli/sqlite-to-postgres.test.ts': 3,
+  'test/http/postgres-outage.test.ts': 6,
+  'test/cli/import-bytes.test.ts': 6,
+  'test/cli/first-start.test.ts': 5,
+  'test/http/read-replica-identity.test.ts': 5,
+  'test/store/sqlite/files.test.ts': 5,
+  'test/store/plant-filters-upkeep.test.ts': 5,
+  'test/http/changes.test.ts': 5,
+  'test/http/search-rule.test.ts': 4,
+  'test/browser/change-feed.test.ts': 4,
+  'test/store/postgres-outbox-plan.test.ts': 4,
+  'test/cli/heap.test.ts': 4,
+  'test/browser/client.test.ts': 4,
+  'test/client/server-package.test.ts': 4,
+  'test/events/fairness.test.ts': 4,
+  'test/domain/search-words.test.ts': 4,
+  'test/store/sqlite/full-disk-wal.test.ts': 4,
+  'test/tracing/otlp-export.test.ts': 4,
+  'test/cli/sqlite-to-postgres.test.ts': 4,
+  'test/http/fuzz.test.ts': 4,
+  'test/tracing/stop.test.ts': 4,
+  'test/client/follow-restart.test.ts': 4,
+  'test/http/metrics.test.ts': 3,
+  'test/auth/jwt.test.ts': 3,
+  'test/store/sqlite/write-cost.test.ts': 3,
+  'test/http/change-stream-catch-up.test.ts': 3,
+  'test/events/shutdown.test.ts': 3,
+  'test/store/postgres-pooler.test.ts': 3,
+  'test/store/batch-isolation.test.ts': 3,
 };
 const parts = Array.from({ length: SHARDS }, () => ({ seconds: 0, files: [] }));
-for (const file of [...files].sort((a, b) => (SECONDS[b] ?? 1.5) - (SECONDS[a] ?? 1.5))) {
+for (const file of [...files].sort((a, b) => (SECONDS[b] ?? 0.6) - (SECONDS[a] ?? 0.6))) {
   const lightest = parts.reduce((a, b) => (b.seconds < a.seconds ? b : a));
   lightest.files.push(file);
-  lightest.seconds += SECONDS[file] ?? 1.5;
+  lightest.seconds += SECONDS[file] ?? 0.6;
 }
 
 const env = {

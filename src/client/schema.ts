@@ -117,7 +117,7 @@ export interface paths {
          *     (a long poll), then answers, `[]` if none came. A long poll takes one of the instance's
          *     `CHANGES_MAX_STREAMS` places while it waits, as a stream does: past them, 503 with
          *     `Retry-After`. A long poll filtered by `tag` or `id` answers for a change it keeps, not
-         *     for others.
+         *     for others. Revoking or expiring its token answers it 401 within a second.
          *
          *     **A stream** (`Accept: text/event-stream`, preferred to `application/json` by its `q`,
          *     then by the order the client lists them; `*\/*` alone is a page): Server-Sent Events as a browser's

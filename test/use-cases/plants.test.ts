@@ -12,8 +12,10 @@ import {
   StoreUnavailableError,
 } from '../../src/domain/errors.js';
 import { etagOf } from '../../src/domain/plant-write.js';
+import { loadDocument } from '../../src/openapi/document.js';
 import { deletePlant, patchPlant, replacePlant } from '../../src/use-cases/change-plant.js';
 import { createPlant } from '../../src/use-cases/create-plant.js';
+import { exportPlants, importPlants, importProblems } from '../../src/use-cases/export-import.js';
 import { getPlant, listPlants } from '../../src/use-cases/read-plants.js';
 import { writeBatch } from '../../src/use-cases/write-batch.js';
 import { MemoryStore } from '../support/memory-store.js';
@@ -251,5 +253,38 @@ describe('reading plants', () => {
     assert.equal(read.notModified, false);
     assert.equal((await getPlant(store, 2n, { ifNoneMatch: [read.etag] })).notModified, true);
     await assert.rejects(getPlant(store, 2n, { ifMatch: ['"x"'] }), PreconditionFailedError);
+  });
+});
+
+describe('import and export', () => {
+  it('creates new plants, skips identical ones, reports conflicts and invalid lines, and logs only creations', async () => {
+    const store = new MemoryStore();
+    await createPlant(store, { id: 1, name: 'Fern' });
+    await createPlant(store, { id: 2, name: 'Moss' });
+    const report = await importPlants(store, loadDocument(), [
+      '{"id":1,"name":"Fern"}',
+      '{"id":2,"name":"Not moss"}',
+      '',
+      '{"id":3,"name":"Ivy","tag":"climber"}',
+      '{"id":4}',
+      '{"id":9223372036854775807,"name":"max"}',
+    ]);
+    assert.deepEqual([report.created, report.skipped], [2, 1]);
+    assert.deepEqual(
+      importProblems(report).map((p) => p.line),
+      [2, 5],
+    );
+    assert.equal(store.calls.filter((c) => c === 'plants.settleAfterImport').length, 1);
+    assert.deepEqual(
+      (await logOf(store)).map((l) => l.split(' ').slice(0, 2).join(' ')),
+      ['created 1', 'created 2', 'created 3', 'created 9223372036854775807'],
+    );
+    let exported = '';
+    for await (const line of exportPlants(store)) exported += line;
+    assert.equal(
+      exported,
+      '{"id":1,"name":"Fern"}\n{"id":2,"name":"Moss"}\n{"id":3,"name":"Ivy","tag":"climber"}\n' +
+        '{"id":9223372036854775807,"name":"max"}\n',
+    );
   });
 });

@@ -9,7 +9,10 @@
 // waits (a server starting, a rate-limit window, a webhook lease, Chromium, npm installing the
 // packed client), so several share the cores: on the 2-core machine this was measured on, one
 // after the other on a quiet machine, npm test (build included) took 90 s with two processes, 83 s
-// with three and 77 s with four, the CPU barely moving (106, 118 and 111 s). The tests keep no
+// with three and 77 s with four, the CPU barely moving (106, 118 and 111 s). Since, the suite is
+// bound by the CPU rather than by its waits: with six processes it took as long as with four
+// (181 s against 175 s, a busy machine), so a test is made faster by costing less CPU (a process
+// it need not start, an app it can build in-process), not by more processes. The tests keep no
 // state between files (each builds its app and its store, each server takes a port of its own),
 // which is what running them in one process, and several such processes at once, needs.
 //
@@ -29,7 +32,8 @@ import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const SHARDS = 4;
+// TEST_SHARDS=<n> runs the files in n processes instead (to measure another number).
+const SHARDS = Number(process.env.TEST_SHARDS) || 4;
 const timeoutMs = Number(process.versions.node.split('.')[0]) >= 24 ? 60_000 : 600_000;
 // The files named on the command line (scripts/test-pgbouncer.ts names the PostgreSQL ones), or all.
 const named = process.argv.slice(2);
@@ -40,44 +44,79 @@ const files = named.length
       .map((f) => `test/${f}`)
       .sort();
 
-// Seconds each slow file took alone (2-core machine, quiet; every other file took under 3 s), so
-// that the processes get about the same work: the slowest first, each to the process with less
-// so far. A figure out of date only makes one process finish before the others.
+// Seconds each slow file took in a run of the whole suite (2-core machine, four other suites
+// running beside it; every other file took under 3 s, 1.0 s on average), so that the processes
+// get about the same work: the slowest first, each to the process with less so far. A figure out
+// of date only makes one process finish before the others; TEST_DURATIONS=<file> npm test
+// measures them again (scripts/test-durations.mjs).
 const SECONDS = {
-  'test/docs/docs-examples.test.ts': 30,
-  'test/client/generated-paging.test.ts': 10,
-  'test/http/lifecycle.test.ts': 23,
-  'test/http/change-streams.test.ts': 13,
-  'test/store/change-order.test.ts': 9,
-  'test/browser/change-feed.test.ts': 8,
-  'test/http/changes.test.ts': 5,
-  'test/client/follow.test.ts': 5,
-  'test/http/rate-limit.test.ts': 19,
-  'test/events/webhooks.test.ts': 18,
-  'test/cli/backup-restore.test.ts': 18,
-  'test/docs/docs-page.test.ts': 11,
-  'test/client/package.test.ts': 16,
-  'test/browser/client.test.ts': 10,
-  'test/cli/backup-under-load.test.ts': 10,
+  'test/cli/backup-restore.test.ts': 36,
+  'test/docs/docs-examples.test.ts': 29,
+  'test/http/read-replicas.test.ts': 24,
+  'test/http/rate-limit.test.ts': 22,
+  'test/http/lifecycle.test.ts': 21,
+  'test/events/webhooks.test.ts': 20,
+  'test/http/change-streams.test.ts': 17,
+  'test/client/package.test.ts': 17,
+  'test/http/change-stream-places.test.ts': 17,
+  'test/cli/backup-under-load.test.ts': 16,
+  'test/bench/write-loads.test.ts': 14,
+  'test/cli/operator-commands.test.ts': 14,
+  'test/http/postgres-failover.test.ts': 14,
+  'test/http/exhaustion.test.ts': 14,
+  'test/client/follow.test.ts': 13,
+  'test/http/search-rule.test.ts': 12,
+  'test/http/read-replica-identity.test.ts': 11,
+  'test/store/sqlite/full-disk-wal.test.ts': 11,
+  'test/http/postgres-async-failover.test.ts': 11,
+  'test/cli/import-bytes.test.ts': 10,
+  'test/events/webhook-ops.test.ts': 10,
+  'test/http/postgres-lock.test.ts': 10,
+  'test/events/retry-after.test.ts': 9,
+  'test/http/postgres-busy.test.ts': 9,
+  'test/events/fairness.test.ts': 8,
+  'test/cli/token-and-migrate.test.ts': 8,
+  'test/store/batch-isolation.test.ts': 8,
+  'test/http/crash.test.ts': 8,
   'test/store/sqlite/durability.test.ts': 8,
+  'test/client/generated-paging.test.ts': 8,
+  'test/cli/first-start.test.ts': 8,
+  'test/cli/signals.test.ts': 8,
+  'test/cli/sqlite-to-postgres.test.ts': 7,
+  'test/browser/client.test.ts': 7,
   'test/http/postgres-outage.test.ts': 7,
-  'test/cli/operator-commands.test.ts': 6,
+  'test/store/plant-filters-upkeep.test.ts': 7,
+  'test/store/sqlite/files.test.ts': 7,
+  'test/browser/change-feed.test.ts': 7,
+  'test/http/overload.test.ts': 7,
+  'test/docs/docs-page.test.ts': 7,
   'test/http/auth.test.ts': 6,
-  'test/http/overload.test.ts': 6,
-  'test/cli/token-and-migrate.test.ts': 5,
-  'test/http/scale-out.test.ts': 4,
-  'test/cli/import-bytes.test.ts': 4,
-  'test/http/crash.test.ts': 4,
+  'test/auth/jwt.test.ts': 6,
+  'test/store/sqlite/full-disk.test.ts': 6,
+  'test/cli/backup.test.ts': 6,
+  'test/store/import-settles.test.ts': 6,
+  'test/http/scale-out.test.ts': 5,
+  'test/http/changes.test.ts': 5,
+  'test/store/postgres-pooler.test.ts': 5,
+  'test/http/batch.test.ts': 5,
+  'test/store/postgres-outbox-plan.test.ts': 5,
+  'test/http/connections.test.ts': 5,
+  'test/tracing/stop.test.ts': 5,
+  'test/store/change-order.test.ts': 4,
+  'test/cli/heap.test.ts': 4,
+  'test/tracing/off.test.ts': 4,
+  'test/tracing/otlp-export.test.ts': 4,
+  'test/http/restart.test.ts': 4,
+  'test/client/follow-restart.test.ts': 4,
+  'test/cli/start-up.test.ts': 4,
   'test/http/metrics.test.ts': 4,
-  'test/store/sqlite/full-disk.test.ts': 3,
-  'test/store/sqlite/full-disk-wal.test.ts': 3,
-  'test/cli/sqlite-to-postgres.test.ts': 3,
+  'test/client/client.test.ts': 3,
 };
 const parts = Array.from({ length: SHARDS }, () => ({ seconds: 0, files: [] }));
-for (const file of [...files].sort((a, b) => (SECONDS[b] ?? 1.5) - (SECONDS[a] ?? 1.5))) {
+for (const file of [...files].sort((a, b) => (SECONDS[b] ?? 1.0) - (SECONDS[a] ?? 1.0))) {
   const lightest = parts.reduce((a, b) => (b.seconds < a.seconds ? b : a));
   lightest.files.push(file);
-  lightest.seconds += SECONDS[file] ?? 1.5;
+  lightest.seconds += SECONDS[file] ?? 1.0;
 }
 
 const env = {
@@ -101,6 +140,15 @@ const runs = used.map((part, i) => {
       '--test',
       '--experimental-test-isolation=none',
       `--test-timeout=${timeoutMs}`,
+      // TEST_DURATIONS=file: each file's seconds (its top-level tests' sum) are added to it, one JSON line a file.
+      ...(process.env.TEST_DURATIONS
+        ? [
+            '--test-reporter=spec',
+            '--test-reporter-destination=stdout',
+            `--test-reporter=${new URL('./test-durations.mjs', import.meta.url).href}`,
+            '--test-reporter-destination=stdout',
+          ]
+        : []),
       ...part.files.sort(),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env },

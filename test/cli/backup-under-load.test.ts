@@ -11,7 +11,9 @@ import { readJson } from '../../src/json/read-json.js';
 import { backupLines, withStore } from '../support/backup-file.js';
 import { cli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
-import { CLI, startServer, type ServerProcess } from '../support/server.js';
+import { buildTestApp, type TestApp } from '../helper.js';
+import { pollUntil } from '../support/poll.js';
+import { CLI } from '../support/server.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
 const SEED = 50_000;
@@ -101,7 +103,9 @@ for (const kind of stores) {
   describe(`a backup under write load [${kind}]`, suiteOptions(kind), () => {
     let db: TestStore;
     let restored: TestStore;
-    let server: ServerProcess;
+    // The server in-process (the backup is the other process here: what it reads is the subject).
+    let server: TestApp;
+    let url: string;
     before(async () => {
       db = createTestStore(kind);
       restored = createTestStore(kind);
@@ -114,10 +118,11 @@ for (const kind of stores) {
         }
       });
       assert.equal((await cli(['token', 'create', '--name', 'ci'], { DATABASE_URL: db.databaseUrl })).status, 0);
-      server = await startServer({ databaseUrl: db.databaseUrl });
+      server = await buildTestApp({ databaseUrl: db.databaseUrl });
+      url = await server.listen();
     });
     after(async () => {
-      await server?.dispose();
+      await server?.close();
       await db?.drop();
       await restored?.drop();
     });
@@ -125,13 +130,16 @@ for (const kind of stores) {
     it('holds the store as of one moment, with every write acknowledged before it began, and restores as such', async (t) => {
       const chains = Array.from({ length: CHAINS }, (_, c) => new Chain(c + 1));
       let stopped = false;
-      const load = Promise.all(chains.map((ch) => ch.run(server.url, server.token, () => stopped)));
+      const load = Promise.all(chains.map((ch) => ch.run(url, server.token, () => stopped)));
+      const ackedAfter = (t: number) =>
+        chains.every((ch) => ch.writes.some((w) => w.acked !== undefined && w.acked > t));
       try {
-        await new Promise((r) => setTimeout(r, 500));
+        // Every chain under way before the backup, and past it after: writes on both sides of its moment.
+        assert.ok(await pollUntil(async () => ackedAfter(0), 10_000), 'the writers started');
         const began = Date.now();
         const backup = await backupAsync(db.databaseUrl);
         const ended = Date.now();
-        await new Promise((r) => setTimeout(r, 300));
+        assert.ok(await pollUntil(async () => ackedAfter(ended), 10_000), 'the writers went on after the backup');
         stopped = true;
         await load;
 

@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { buildTestApp } from '../helper.js';
 import { cli, type CliResult } from '../support/cli.js';
 import { CLI } from '../support/server.js';
 import { createMigratedTestStore, createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
@@ -138,10 +139,9 @@ for (const store of stores) {
     it("keeps no part of an operator's own token; a managed one shows pst_ and 4 characters", async () => {
       const env = await fresh();
       const secret = 'Sup3rSecretOperatorTok';
-      // `serve` registers PLANT_STORE_TOKEN; a short-lived server is the way to get it registered.
-      const { startServer } = await import('../support/server.js');
-      const server = await startServer({ databaseUrl: env.DATABASE_URL, token: secret });
-      await server.stop();
+      // `serve` registers PLANT_STORE_TOKEN as it starts: the app built in-process on the store does
+      // the same (test/helper.ts), without a process.
+      await (await buildTestApp({ databaseUrl: env.DATABASE_URL, token: secret })).close();
       const managed = (await cli(['token', 'create', '--name', 'managed'], env)).stdout.trim();
       const rows = await list(env);
       const operator = rows.find((t) => t.name.includes('PLANT_STORE_TOKEN'))!;

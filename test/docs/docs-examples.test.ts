@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { loadDocument, type JsonObject } from '../../src/openapi/document.js';
 import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser } from '../support/chromium.js';
 import { send } from '../support/http.js';
-import { startServer, type ServerProcess } from '../support/server.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 import { authorize } from './docs-support.js';
 
 const doc = loadDocument();
@@ -36,12 +36,15 @@ function declaresRateLimit(operationId: string): boolean {
 
 describe('/docs examples, each sent with Execute in page order on a fresh store', { skip: skipWithoutChromium }, () => {
   if (failWithoutChromium()) return;
-  let server: ServerProcess;
+  // The app in-process, on a socket of its own: Chromium is the subject here, not the server's process.
+  let app: TestApp;
+  let server: { url: string; token: string };
   let browser: Browser;
   let page: Page;
 
   before(async () => {
-    server = await startServer();
+    app = await buildTestApp();
+    server = { url: await app.listen(), token: app.token };
     browser = await launchChromium();
     page = browser.page;
     page.setDefaultTimeout(15_000);
@@ -52,7 +55,7 @@ describe('/docs examples, each sent with Execute in page order on a fresh store'
 
   after(async () => {
     await browser?.close();
-    await server?.dispose();
+    await app?.close();
   });
 
   const sent: string[] = [];

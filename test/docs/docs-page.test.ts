@@ -8,7 +8,7 @@ import type { JsonObject } from '../../src/openapi/document.js';
 import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser } from '../support/chromium.js';
 import { checkResponse } from '../support/conformance.js';
 import { rawResponse, send } from '../support/http.js';
-import { startServer, type ServerProcess } from '../support/server.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 import { authorize } from './docs-support.js';
 
 const OUTPUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
@@ -18,7 +18,9 @@ const OUTPUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
 // every example on a store of its own.
 describe('the API reference at GET /docs, in Chromium', { skip: skipWithoutChromium }, () => {
   if (failWithoutChromium()) return;
-  let server: ServerProcess;
+  // The app in-process, on a socket of its own: Chromium is the subject here, not the server's process.
+  let app: TestApp;
+  let server: { url: string; token: string };
   let browser: Browser;
   let page: Page;
   const requested: string[] = [];
@@ -26,7 +28,8 @@ describe('the API reference at GET /docs, in Chromium', { skip: skipWithoutChrom
   const pageErrors: string[] = [];
 
   before(async () => {
-    server = await startServer();
+    app = await buildTestApp();
+    server = { url: await app.listen(), token: app.token };
     // A laptop's first screen: the operations and Authorize must be in it, without scrolling.
     browser = await launchChromium({ viewport: { width: 1280, height: 800 } });
     page = browser.page;
@@ -41,7 +44,7 @@ describe('the API reference at GET /docs, in Chromium', { skip: skipWithoutChrom
 
   after(async () => {
     await browser?.close();
-    await server?.dispose();
+    await app?.close();
   });
 
   it('shows Authorize and the first operations in the first screen, the guide after the operations', async () => {

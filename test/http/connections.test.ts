@@ -16,14 +16,17 @@ import { open, type Conn } from '../support/raw-connection.js';
  * table lists them with the inode of their descriptor, which is 0 once the descriptor is closed
  * (a socket in FIN-WAIT-2 that no process holds is the kernel's to time out).
  */
-function heldSockets(port: number): number {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+function heldSockets(port: number, clients?: readonly number[]): number {
+  const hex = (p: number) => `:${p.toString(16).toUpperCase().padStart(4, '0')}`;
+  // Only the sockets of these clients (by their ports), when given: cases running at once each count their own.
+  const theirs = clients && new Set(clients.map(hex));
   let held = 0;
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     for (const row of readFileSync(table, 'utf8').trim().split('\n').slice(1)) {
       const f = row.trim().split(/\s+/);
-      const [local, state, inode] = [f[1]!, f[3]!, f[9]!];
-      if (local.endsWith(`:${hexPort}`) && state !== '0A' && inode !== '0') held++;
+      const [local, remote, state, inode] = [f[1]!, f[2]!, f[3]!, f[9]!];
+      if (theirs && !theirs.has(remote.slice(remote.lastIndexOf(':')))) continue;
+      if (local.endsWith(hex(port)) && state !== '0A' && inode !== '0') held++;
     }
   }
   return held;
@@ -67,41 +70,54 @@ describe('connections (SQLite only: the store plays no part)', () => {
     await server?.close();
   });
 
-  describe('a refused or timed-out connection is closed, though its client keeps its side open', () => {
-    /** 20 clients send `bytes`, read the error, keep their side open: the server's sockets must go. */
-    async function refusedAndClosed(p: number, bytes: string) {
-      const refused = Array.from({ length: 20 }, () => client(p, true));
-      for (const c of refused) c.socket.write(bytes);
-      for (const c of refused) await c.waitFor('\r\n\r\n{"error":');
-      // Closed, not merely ended: an end kept each descriptor, half open, for as long as the client
-      // liked, and a shutdown waited for them.
-      assert.equal(await settle(() => heldSockets(p), 0, LINGER_MS + 3000), 0, 'sockets the server still holds');
-      for (const c of refused) c.socket.destroy();
-    }
-
-    for (const [what, bytes] of [
-      ['a malformed request: 400', 'GARBAGE\r\n\r\n'],
-      ['headers too large: 431', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
-      ['CONNECT: 501', 'CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n'],
-    ] as const) {
-      it(`${what}, on the API port`, () => refusedAndClosed(port, bytes));
-      it(`${what}, on the METRICS_PORT listener`, () => refusedAndClosed(metricsPort, bytes));
-    }
-
-    it('headers that never end: 408, on both listeners', async () => {
-      // Its own app: a short HEADERS_TIMEOUT_MS would also end the other cases' sockets by itself.
-      const slow = await buildTestApp({
-        env: { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1', HEADERS_TIMEOUT_MS: '300' },
-      });
-      try {
-        const bytes = 'GET /healthz HTTP/1.1\r\nHost: x\r\n';
-        await refusedAndClosed(Number(new URL(await slow.listen()).port), bytes);
-        await refusedAndClosed(Number(new URL(slow.app.metricsListener!.url).port), bytes);
-      } finally {
-        await slow.close();
+  // Its cases run at once: each waits LINGER_MS for the server to close its sockets, and counts
+  // those the server still holds of its own clients.
+  describe(
+    'a refused or timed-out connection is closed, though its client keeps its side open',
+    { concurrency: true },
+    () => {
+      /** 20 clients send `bytes`, read the error, keep their side open: the server's sockets must go. */
+      async function refusedAndClosed(p: number, bytes: string) {
+        const refused = Array.from({ length: 20 }, () => client(p, true));
+        for (const c of refused) c.socket.write(bytes);
+        for (const c of refused) await c.waitFor('\r\n\r\n{"error":');
+        const ports = refused.map((c) => c.socket.localPort!);
+        // Closed, not merely ended: an end kept each descriptor, half open, for as long as the client
+        // liked, and a shutdown waited for them.
+        assert.equal(
+          await settle(() => heldSockets(p, ports), 0, LINGER_MS + 3000),
+          0,
+          'sockets the server still holds',
+        );
+        for (const c of refused) c.socket.destroy();
       }
-    });
-  });
+
+      for (const [what, bytes] of [
+        ['a malformed request: 400', 'GARBAGE\r\n\r\n'],
+        ['headers too large: 431', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+        ['CONNECT: 501', 'CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n'],
+      ] as const) {
+        it(`${what}, on the API port`, () => refusedAndClosed(port, bytes));
+        it(`${what}, on the METRICS_PORT listener`, () => refusedAndClosed(metricsPort, bytes));
+      }
+
+      it('headers that never end: 408, on both listeners', async () => {
+        // Its own app: a short HEADERS_TIMEOUT_MS would also end the other cases' sockets by itself.
+        const slow = await buildTestApp({
+          env: { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1', HEADERS_TIMEOUT_MS: '300' },
+        });
+        try {
+          const bytes = 'GET /healthz HTTP/1.1\r\nHost: x\r\n';
+          const apiPort = Number(new URL(await slow.listen()).port);
+          await Promise.all(
+            [apiPort, Number(new URL(slow.app.metricsListener!.url).port)].map((p) => refusedAndClosed(p, bytes)),
+          );
+        } finally {
+          await slow.close();
+        }
+      });
+    },
+  );
 
   describe('pipelined requests are bounded per connection', () => {
     const get = (id: string) => `GET /healthz HTTP/1.1\r\nHost: x\r\nx-request-id: ${id}\r\n\r\n`;

@@ -1,6 +1,6 @@
 // A bounded fuzz of what a client controls: random mutations of valid POST /plants and
 // PUT /plants/{id} bodies, of the {id} path segment and of GET /plants's query string. Seeded
-// and printed (FUZZ_SEED=<n> replays a run). Every response is a declared status in the Error
+// and printed (TEST_SEED=<n>, or FUZZ_SEED=<n>, replays a run). Every response is a declared status in the Error
 // shape when it is an error (send() checks each against the document), never a 500; a refused
 // request leaves the store as it was; the app is alive at the end. SQLite only: the store is a
 // witness here, not the subject.
@@ -8,21 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { send, type RawResponse } from '../support/http.js';
+import { prng, testSeed } from '../support/seed.js';
 
-const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 32);
+const SEED = testSeed('FUZZ_SEED');
 const ROUNDS = { post: 400, put: 200, path: 200, query: 200 };
-
-/** mulberry32: small, fast and good enough to pick mutations. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const rand = prng(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
@@ -148,7 +137,7 @@ function fuzzValue(): string {
   return pieces.sort(() => rand() - 0.5).join('');
 }
 
-describe(`fuzz (seed ${SEED}; FUZZ_SEED=${SEED} replays it)`, () => {
+describe(`fuzz (seed ${SEED}; TEST_SEED=${SEED} replays it)`, () => {
   let server: TestApp;
   let auth: Record<string, string>;
   const seeded = [

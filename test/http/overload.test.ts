@@ -17,6 +17,9 @@ import { buildTestApp, type TestApp } from '../helper.js';
 import type { RawResponse } from '../support/http.js';
 import { newToken } from '../support/server.js';
 
+/** Each POST a plant of its own. */
+let lastId = 0;
+
 function request(app: TestApp, method: string, url: string, token?: string): Promise<RawResponse> {
   return app.inject({
     method,
@@ -25,7 +28,7 @@ function request(app: TestApp, method: string, url: string, token?: string): Pro
       ...(token && { authorization: `Bearer ${token}` }),
       ...(method === 'POST' && { 'content-type': 'application/json' }),
     },
-    ...(method === 'POST' && { body: `{"id":${Math.floor(Math.random() * 1e9)},"name":"busy"}` }),
+    ...(method === 'POST' && { body: `{"id":${++lastId},"name":"busy"}` }),
   });
 }
 

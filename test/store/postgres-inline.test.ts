@@ -5,7 +5,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { inline, quoted } from '../../src/store/postgres/inline.js';
+import { prng, testSeed, withSeed } from '../support/seed.js';
 import { POSTGRES_URL, suiteOptions } from '../support/stores.js';
+
+/** The random samples below are drawn from it (TEST_SEED=<n> replays them). */
+const SEED = testSeed();
+const random = prng(SEED);
 
 const STATEMENT = `SELECT $1::bigint[] AS ids, $2::text[] AS names, $3::text AS one, $4::bigint AS n,
   coalesce($5::text, $6::text, $7::text, $8::text, $9::text) AS nulls, $10::text AS ten`;
@@ -43,7 +48,7 @@ const values = (one: string) => [
   'tenth',
 ];
 
-describe('a statement with its parameters inlined', () => {
+describe(`a statement with its parameters inlined (seed ${SEED})`, () => {
   it('writes each parameter once, $10 apart from $1, and refuses values it cannot write', () => {
     const text = inline({ text: 'SELECT $1::bigint[], $10::text, $1::bigint[]', values: values('x') });
     assert.equal(
@@ -62,13 +67,14 @@ describe('a statement with its parameters inlined', () => {
     );
   });
 
-  it("quotes text exactly as pg's escapeLiteral does", () => {
-    const samples = [...NAMES.filter((n) => n !== null), "'", '\\', "\\'", "''\\\\", 'a'.repeat(70_000) + "'\\"];
-    for (let i = 0; i < 200; i++) {
-      samples.push(Array.from({ length: 20 }, () => 'ab\'\\" {},'.charAt(Math.floor(Math.random() * 9))).join(''));
-    }
-    for (const text of samples) assert.equal(quoted(text), pg.escapeLiteral(text), JSON.stringify(text));
-  });
+  it("quotes text exactly as pg's escapeLiteral does", () =>
+    withSeed(SEED, () => {
+      const samples = [...NAMES.filter((n) => n !== null), "'", '\\', "\\'", "''\\\\", 'a'.repeat(70_000) + "'\\"];
+      for (let i = 0; i < 200; i++) {
+        samples.push(Array.from({ length: 20 }, () => 'ab\'\\" {},'.charAt(Math.floor(random() * 9))).join(''));
+      }
+      for (const text of samples) assert.equal(quoted(text), pg.escapeLiteral(text), JSON.stringify(text));
+    }));
 
   describe('on PostgreSQL [postgres]', suiteOptions('postgres'), () => {
     const client = new pg.Client({ connectionString: POSTGRES_URL });
@@ -111,24 +117,29 @@ describe('a statement with its parameters inlined', () => {
       }
     });
 
-    it('reads back arrays of any strings and nulls as binding reads them', async () => {
-      // Arrays are written from their JSON when it holds no escape but \" and \\ (inline.ts),
-      // element by element otherwise: random arrays of awkward characters go both ways.
-      const chars = ['a', 'é', '🌿', '"', '\\', "'", '{', '}', ',', ' ', '\n', '\u0001', '\ud800', 'n', 'u', 'N'];
-      const pick = () => chars[Math.floor(Math.random() * chars.length)]!;
-      const arrays: (string | null)[][] = [NAMES.filter((n) => n === null || !/[\n\t]/.test(n)), NAMES, ['NULL', null]];
-      for (let i = 0; i < 100; i++) {
-        arrays.push(
-          Array.from({ length: 6 }, (_, k) => (k === 5 && i % 2 ? null : Array.from({ length: 5 }, pick).join(''))),
-        );
-      }
-      for (const names of arrays) {
-        const query = { text: 'SELECT $1::text[] AS names', values: [names] };
-        const bound = await client.query(query);
-        const inlined = await client.query(inline(query));
-        assert.deepEqual(inlined.rows, bound.rows, JSON.stringify(names));
-      }
-    });
+    it('reads back arrays of any strings and nulls as binding reads them', () =>
+      withSeed(SEED, async () => {
+        // Arrays are written from their JSON when it holds no escape but \" and \\ (inline.ts),
+        // element by element otherwise: random arrays of awkward characters go both ways.
+        const chars = ['a', 'é', '🌿', '"', '\\', "'", '{', '}', ',', ' ', '\n', '\u0001', '\ud800', 'n', 'u', 'N'];
+        const pick = () => chars[Math.floor(random() * chars.length)]!;
+        const arrays: (string | null)[][] = [
+          NAMES.filter((n) => n === null || !/[\n\t]/.test(n)),
+          NAMES,
+          ['NULL', null],
+        ];
+        for (let i = 0; i < 100; i++) {
+          arrays.push(
+            Array.from({ length: 6 }, (_, k) => (k === 5 && i % 2 ? null : Array.from({ length: 5 }, pick).join(''))),
+          );
+        }
+        for (const names of arrays) {
+          const query = { text: 'SELECT $1::text[] AS names', values: [names] };
+          const bound = await client.query(query);
+          const inlined = await client.query(inline(query));
+          assert.deepEqual(inlined.rows, bound.rows, JSON.stringify(names));
+        }
+      }));
 
     for (const one of NAMES.filter((n) => n !== null)) {
       it(`reads back what binding reads: ${JSON.stringify(one)}`, async () => {

@@ -75,7 +75,8 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
   const stdout: string[] = [];
   const stderr: string[] = [];
   createInterface({ input: proc.stderr! }).on('line', (l) => stderr.push(l));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  // 'close': the process has exited and its output has all been read (a test may then look at all of it).
+  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
   const listening = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in 15 s\n${stderr.join('\n')}`)), 15_000);
     createInterface({ input: proc.stdout! }).on('line', (line) => {

@@ -29,13 +29,24 @@ export function webhookSteerCommands(webhook: Command, io: CliIo): void {
       if (!ENDPOINT_ID.test(id)) fail(`"${id}" is not an endpoint id (ep_ and 16 characters, as webhook list shows)`);
       const a = await withServices(io, ({ store, config }) => testWebhook(store, config, id));
       const disabled = a.endpoint.enabled ? '' : ` (disabled: ${a.endpoint.disabledReason}; sent all the same)`;
+      // The address guard refused it: it never left, and nothing was wrong with the network.
+      const guarded = a.status === null && a.error?.startsWith('EPRIVATEADDRESS') === true;
       // Without an answer it may never have left (refused, a guarded address): "tried", not "sent".
       const lines = [
-        `${a.status === null ? 'tried to send' : 'sent'} webhook.test ${a.webhookId} to ${a.endpoint.url}${disabled}`,
-        a.status === null ? `no answer after ${a.ms} ms: ${a.error}` : `HTTP ${a.status} in ${a.ms} ms`,
+        `${guarded ? 'did not send' : a.status === null ? 'tried to send' : 'sent'} webhook.test ${a.webhookId} to ${a.endpoint.url}${disabled}`,
+        guarded
+          ? `refused: ${a.error!.replace(/^EPRIVATEADDRESS: /, '')}`
+          : a.status === null
+            ? `no answer after ${a.ms} ms: ${a.error}`
+            : `HTTP ${a.status} in ${a.ms} ms`,
         bodyLine(a),
       ];
       io.stdout.write(`${lines.filter((l) => l !== undefined).join('\n')}\n`);
+      if (guarded) {
+        fail(
+          'refused to send to a private address; to allow it (a receiver on this machine or your network), set WEBHOOK_ALLOW_PRIVATE=true for this command and for the server',
+        );
+      }
       if (a.status === null) fail(`the endpoint did not answer: ${a.error}`);
       if (a.status < 200 || a.status > 299) fail(`the endpoint answered HTTP ${a.status}, not 2xx`);
     });

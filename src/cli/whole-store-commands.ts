@@ -15,7 +15,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { backupStore } from '../use-cases/backup.js';
-import { describeCounts } from '../use-cases/backup-records/registry.js';
+import { describeCounts, kindsHeld } from '../use-cases/backup-records/registry.js';
 import { RestoreRefusedError, restoreStore, StoreNotEmptyError } from '../use-cases/restore.js';
 import type { CliIo } from './io.js';
 import { fail, outputIsTheProduct } from './output.js';
@@ -106,7 +106,7 @@ export function wholeStoreCommands(program: Command, io: CliIo): void {
   program
     .command('backup')
     .description(
-      'write the whole store (plants, tokens, webhook endpoints) to stdout or --output, as one consistent ' +
+      `write the whole store (${kindsHeld()}) to stdout or --output, as one consistent ` +
         'snapshot, while the server keeps serving',
     )
     .option('--output <file>', 'write it to this file (owner-only; replaced only once the backup is whole)')

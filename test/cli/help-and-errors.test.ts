@@ -3,6 +3,7 @@
 // and pg's TLS refusals included, is one line in one style: `plant-store: <what>`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { BACKUP_RECORDS } from '../../src/use-cases/backup-records/registry.js';
 import { cli, runCli } from '../support/cli.js';
 import { POSTGRES_URL, suiteOptions } from '../support/stores.js';
 
@@ -36,6 +37,12 @@ describe('--help', () => {
     const r = await cli(['token', 'create', '--help']);
     assert.match(r.stdout, /--name <name> +what the token is for \(required\)/);
     assert.doesNotMatch(r.stdout, /--scope[^\n]*\(required\)/);
+  });
+
+  it('says what a backup holds as the registry of record kinds has it', async () => {
+    const r = await cli(['backup', '--help']);
+    const held = /write the whole store \(([^)]*)\)/.exec(r.stdout.replace(/\s+/g, ' '))?.[1];
+    assert.deepEqual(held?.split(', ').sort(), BACKUP_RECORDS.map((k) => `${k.noun}s`).sort());
   });
 });
 

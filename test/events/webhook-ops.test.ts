@@ -176,10 +176,16 @@ for (const kind of stores) {
       // The same address guard as deliveries.
       const guarded = await cli(['webhook', 'test', a.id], { ...env, WEBHOOK_ALLOW_PRIVATE: 'false' });
       assert.equal(guarded.status, 1);
-      assert.match(guarded.stdout, /^tried to send webhook\.test msg_test_[A-Za-z0-9_-]{16} to /);
+      // Refused, not a network failure: it says so, and which setting allows it.
+      assert.match(guarded.stdout, /^did not send webhook\.test msg_test_[A-Za-z0-9_-]{16} to /);
       assert.match(
+        guarded.stdout,
+        /^refused: 127\.0\.0\.1 is not a public address \(.*WEBHOOK_ALLOW_PRIVATE is off\)$/m,
+      );
+      assert.doesNotMatch(guarded.stdout, /no answer after/);
+      assert.equal(
         guarded.stderr,
-        /^plant-store: the endpoint did not answer: EPRIVATEADDRESS: 127\.0\.0\.1 is not a public address/,
+        'plant-store: refused to send to a private address; to allow it (a receiver on this machine or your network), set WEBHOOK_ALLOW_PRIVATE=true for this command and for the server\n',
       );
       assert.equal(hook.requests.length, 3, 'nothing reached the subscriber');
       const unknown = await cli(['webhook', 'test', 'ep_AAAAAAAAAAAAAAAA'], env);

@@ -151,7 +151,7 @@ function preflightProblems(res: RawResponse): string[] {
     const value = res.headers[name.toLowerCase()];
     if (header.required && value === undefined) problems.push(`preflight 204 lacks ${name}`);
     const pattern = header.schema?.pattern;
-    if (value !== undefined && pattern && !new RegExp(pattern).test(value)) {
+    if (value !== undefined && pattern && !new RegExp(pattern).test(String(value))) {
       problems.push(`preflight 204 ${name} "${value}" does not match ${pattern}`);
     }
   }

@@ -37,7 +37,9 @@ const pathOf = (url: string) => redactUrl(url.split('?', 1)[0]!);
 function startSpan(tracer: Tracer, request: FastifyRequest): Context {
   // The caller's trace (W3C traceparent and tracestate), or none: a new trace.
   const parent = propagation.extract(ROOT_CONTEXT, request.headers);
-  const route = request.routeOptions.url;
+  // The document's path template (`/plants/{id}`), as the metrics' `route` label and the README
+  // name it, so that dashboards join spans and metrics; not Fastify's `/plants/:id`.
+  const route = request.routeOptions.config.route;
   const agent = request.headers['user-agent'];
   const span = tracer.startSpan(
     route ? `${request.method} ${route}` : request.method,

@@ -35,3 +35,8 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 export function describeCounts(counts: RecordCounts): string {
   return COUNTED.map((r) => plural(counts[r.kind], r.noun)).join(', ');
 }
+
+/** "plants, tokens, webhook endpoints": what a backup holds, as `backup --help` says it. */
+export function kindsHeld(): string {
+  return COUNTED.map((r) => `${r.noun}s`).join(', ');
+}

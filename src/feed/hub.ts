@@ -51,6 +51,12 @@ export class ChangeHub {
     private readonly options: { retentionMs: number; onError: (err: unknown, what: string) => void },
   ) {}
 
+  /**
+   * Stopped: what it had under way when the store closed (the first prune, started with it, when
+   * a start fails at listen) fails, and is not an error any more.
+   */
+  private stopped = false;
+
   async start(): Promise<void> {
     const bounds = await this.log.bounds();
     this.floor = bounds.floor;
@@ -64,6 +70,7 @@ export class ChangeHub {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     for (const w of this.waiters) w.wake();
@@ -157,7 +164,7 @@ export class ChangeHub {
       if (this.failed) this.failed = false;
     } catch (err) {
       // Said once per outage, not every POLL_MS.
-      if (!this.failed) this.options.onError(err, 'could not look at the change log');
+      if (!this.failed && !this.stopped) this.options.onError(err, 'could not look at the change log');
       this.failed = true;
     }
   }
@@ -285,7 +292,7 @@ export class ChangeHub {
       const { floor } = await this.log.bounds();
       if (floor > this.floor) this.floor = floor;
     } catch (err) {
-      this.options.onError(err, 'could not prune the change log');
+      if (!this.stopped) this.options.onError(err, 'could not prune the change log');
     }
   }
 }

@@ -53,6 +53,12 @@ for (const kind of stores) {
       await held.release();
       assert.equal(failed.status, 1, failed.stderr);
       assert.match(failed.stderr, /^plant-store: listen EADDRINUSE[^\n]*\n$/);
+      // The one line says it all: no warning of work the failed start had under way (a prune of the
+      // change log on a pool already ended, with its stack).
+      const warnings = failed.stdout
+        .split('\n')
+        .filter((l) => l.startsWith('{') && (JSON.parse(l) as { level: number }).level >= 40);
+      assert.deepEqual(warnings, []);
       assert.doesNotMatch(failed.stderr + failed.stdout, TOKEN, 'a token was shown by a start that failed');
       if (!postgres) assert.deepEqual(readdirSync(dir), [], 'the failed start left its new store behind');
 

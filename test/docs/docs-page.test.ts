@@ -144,6 +144,28 @@ describe('the API reference at GET /docs, in Chromium', { skip: skipWithoutChrom
     assert.deepEqual(stored.json, { id: 4242, name: 'Fern from the docs page', tag: 'docs' });
   });
 
+  it('shows an id past 2^53 as its own digits, not as JSON.parse rounds it', async () => {
+    const id = '9223372036854775807';
+    const created = await send(server.url, {
+      method: 'POST',
+      path: '/plants',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+      body: `{"id":${id},"name":"Exact","tag":"docs"}`,
+    });
+    assert.equal(created.status, 200);
+    const operation = page.locator('#operations-plants-getPlant');
+    await operation.locator('.opblock-summary').click();
+    await operation.locator('tr[data-param-name="id"] input').fill(id);
+    const answer = page.waitForResponse((r) => r.url().endsWith(`/plants/${id}`));
+    await operation.locator('button.execute').click();
+    assert.equal((await answer).status(), 200);
+    const shown = operation.locator('.live-responses-table');
+    await shown.getByText('"Exact"').waitFor();
+    const text = await shown.innerText();
+    assert.match(text, new RegExp(`"id": ${id},`));
+    assert.doesNotMatch(text, /9223372036854776000/);
+  });
+
   it('loaded everything from the server itself, broke no CSP rule, and got only conforming responses', async () => {
     const origin = new URL(server.url).origin;
     assert.deepEqual(

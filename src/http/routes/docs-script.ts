@@ -1,4 +1,4 @@
-// The script of `GET /docs` (docs.ts serves it as docs/docs.js): Swagger UI with four small plugins.
+// The script of `GET /docs` (docs.ts serves it as docs/docs.js): Swagger UI with five small plugins.
 // - Guide after the operations: the document's description opens with a short introduction and
 //   continues with "## " sections (tokens, the client, errors, rate limits). Shown whole above the
 //   operations, it pushed them ~1,750 px down; the page shows the introduction on top, so that
@@ -15,6 +15,11 @@
 // - Examples as placeholders: optional parameters keep their examples in their schema, where
 //   Swagger UI does not fill them in (it sends what it fills in, and an If-Match or a filter
 //   nobody asked for answered 412 or []); the empty input shows the first one as a hint.
+// - Exact integers: Swagger UI shows a JSON body as JSON.stringify(JSON.parse(body)), which rounds
+//   an integer past 2^53 (the quick start's id 9223372036854775807 showed as
+//   9223372036854776000). A body with such an integer is shown indented from its own digits
+//   instead (JSON.parse's source text and JSON.rawJSON, in every browser since 2023); others as
+//   Swagger UI shows them.
 // validatorUrl: null keeps Swagger UI from sending the document to its public validator.
 export const PAGE_SCRIPT = `'use strict';
 function splitDescription(text) {
@@ -110,6 +115,45 @@ function ExamplesAsPlaceholders(system) {
   };
 }
 
+/** The body indented, each integer past 2^53 as its own digits; undefined when it has none. */
+function exactlyIndented(text) {
+  if (typeof JSON.rawJSON !== 'function') return undefined;
+  let inexact = false;
+  const keep = (key, value, context) => {
+    if (typeof value !== 'number' || Number.isSafeInteger(value) || !context || !/^-?\\d+$/.test(context.source)) return value;
+    inexact = true;
+    return JSON.rawJSON(context.source);
+  };
+  try {
+    const value = JSON.parse(text, keep);
+    return inexact ? JSON.stringify(value, null, '  ') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function ExactIntegers() {
+  return {
+    wrapComponents: {
+      responseBody: (ResponseBody, system) => (props) => {
+        const h = system.React.createElement;
+        const exact =
+          /json/i.test(props.contentType || '') && typeof props.content === 'string'
+            ? exactlyIndented(props.content)
+            : undefined;
+        if (exact === undefined) return h(ResponseBody, props);
+        const HighlightCode = system.getComponent('HighlightCode', true);
+        return h(
+          'div',
+          null,
+          h('h5', null, 'Response body'),
+          h(HighlightCode, { language: 'json', downloadable: true, fileName: 'response.json', canCopy: true }, exact),
+        );
+      },
+    },
+  };
+}
+
 window.ui = SwaggerUIBundle({
   url: new URL('openapi.json', document.baseURI).href,
   dom_id: '#swagger-ui',
@@ -120,6 +164,6 @@ window.ui = SwaggerUIBundle({
   validatorUrl: null,
   docExpansion: 'list',
   defaultModelsExpandDepth: 1,
-  plugins: [GuideAfterOperations, ReadableTypes, RateLimitHeadersOnce, ExamplesAsPlaceholders],
+  plugins: [GuideAfterOperations, ReadableTypes, RateLimitHeadersOnce, ExamplesAsPlaceholders, ExactIntegers],
 });
 `;

@@ -689,6 +689,23 @@ export interface components {
          * Result of a batch operation
          * @description `status` is what the operation alone would have answered: 200 with the plant as it now is
          *     (without its id) and its `ETag` for `create`, `replace` and `patch`; 204 alone for `delete`.
+         *     `status` tells the two apart.
+         * @example {
+         *       "status": 200,
+         *       "plant": {
+         *         "name": "Monstera",
+         *         "tag": "tropical"
+         *       },
+         *       "etag": "\"2h5W0Lp3mYb7oQx1k9TzR4sVdEa\""
+         *     }
+         * @example {
+         *       "status": 204
+         *     }
+         */
+        BatchResult: components["schemas"]["BatchWritten"] | components["schemas"]["BatchDeleted"];
+        /**
+         * A plant created, replaced or patched
+         * @description A `create`, `replace` or `patch` applied; the plant as it now is, and its `ETag`.
          * @example {
          *       "status": 200,
          *       "plant": {
@@ -698,15 +715,29 @@ export interface components {
          *       "etag": "\"2h5W0Lp3mYb7oQx1k9TzR4sVdEa\""
          *     }
          */
-        BatchResult: {
+        BatchWritten: {
             /**
              * Format: int32
-             * @enum {integer}
+             * @constant
              */
-            status: 200 | 204;
-            plant?: components["schemas"]["Plant"];
+            status: 200;
+            plant: components["schemas"]["Plant"];
             /** @description The plant's `ETag`, as the single-plant operation would have sent it. */
-            etag?: string;
+            etag: string;
+        };
+        /**
+         * A plant deleted
+         * @description A `delete` applied; nothing more to say.
+         * @example {
+         *       "status": 204
+         *     }
+         */
+        BatchDeleted: {
+            /**
+             * Format: int32
+             * @constant
+             */
+            status: 204;
         };
         /**
          * Change

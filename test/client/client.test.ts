@@ -47,7 +47,8 @@ for (const store of stores) {
       const done = await client.POST('/plants/batch', { body: { operations } });
       assert.equal(done.response.status, 200);
       assert.deepEqual(
-        done.data?.results.map((r) => [r.status, r.plant]),
+        // The result's type is split by status: a 200 has its plant, a 204 none (the type says so).
+        done.data?.results.map((r) => (r.status === 200 ? [r.status, r.plant] : [r.status, undefined])),
         [
           [200, { name: 'Ivy' }],
           [200, { name: 'Ivy', tag: 'climber' }],

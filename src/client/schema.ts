@@ -131,7 +131,8 @@ export interface paths {
          *     most `CHANGES_MAX_STREAMS` streams and long polls (then 503 with `Retry-After`), shared
          *     fairly: once every place is taken, a token (or JWT subject) holding less than its share
          *     (the places over the tokens holding one) takes the oldest place of the token holding the
-         *     most, whose stream then ends (resume with `Last-Event-ID`) or whose long poll answers.
+         *     most, whose stream then ends (resume with `Last-Event-ID`), whose stream still opening
+         *     answers 503 with `Retry-After`, or whose long poll answers.
          *
          *     `tag` keeps the changes of plants whose tag was one of those given before **or** after
          *     the change (a plant leaving the tag is shown leaving); `id` keeps one plant's history. A

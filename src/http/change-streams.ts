@@ -38,6 +38,11 @@ export class Place {
   private released = false;
   /** Why it was taken back from a client still there: its credential no longer grants the feed. */
   refusal: Error | undefined;
+  /**
+   * Why it was taken back before its stream opened: another principal took it (fair share). The
+   * request answers this (503), rather than a connection reset.
+   */
+  evictedBy: Error | undefined;
   /** The stream it became, which the client's leaving closes. */
   stream: Stream | undefined;
 
@@ -78,6 +83,12 @@ export class Place {
     this.req.socket.off('close', this.onLeave);
     this.left.abort();
     this.giveBack(this);
+  }
+
+  /** Takes it back for another principal's request. */
+  evict(err: Error): void {
+    this.evictedBy = err;
+    this.release();
   }
 
   /** Takes it back: the credential it was taken with is refused now (revoked, expired). */
@@ -190,18 +201,21 @@ export class ChangeStreams {
    * the stream closes, or when the client leaves, at any point.
    */
   admit(holder: string, credential: string, req: IncomingMessage, res: ServerResponse): Place {
-    if (this.places.size >= this.options.max && !this.makeRoomFor(holder)) {
-      throw new UnavailableError(
-        `this instance has its most change streams and long polls (${this.options.max}); retry later`,
-        5,
-      );
-    }
+    if (this.places.size >= this.options.max && !this.makeRoomFor(holder)) throw this.full();
     const place = new Place(holder, credential, req, res, (p) => this.giveBack(p));
     if (!place.gone) {
       this.places.add(place);
       this.byHolder.set(holder, (this.byHolder.get(holder) ?? 0) + 1);
     }
     return place;
+  }
+
+  /** The refusal of a request that has no place, or lost the one it had before its stream opened. */
+  private full(): UnavailableError {
+    return new UnavailableError(
+      `this instance has its most change streams and long polls (${this.options.max}); retry later`,
+      5,
+    );
   }
 
   /**
@@ -222,7 +236,7 @@ export class ChangeStreams {
     for (const place of this.places) {
       if (place.holder !== most) continue;
       if (place.stream) this.close(place.stream);
-      place.release();
+      place.evict(this.full());
       return true;
     }
     return false;

@@ -254,6 +254,30 @@ for (const kind of stores) {
       for (const r of [...byA, ...byB, again]) r.destroy();
       assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000));
     });
+    it('answers 503 to a stream whose place another token takes while it opens, not a reset', async () => {
+      const [a, b] = tokens;
+      const restore = slowBounds(app, 300);
+      try {
+        // Token A's ten take every place and wait for their starting point; token B then takes one.
+        const byA = Array.from({ length: 10 }, () => openStream(base, a));
+        assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 10, 2000));
+        const byB = openStream(base, b);
+        const answers = await Promise.all(byA);
+        assert.deepEqual(
+          answers.map((r) => r.statusCode).sort(),
+          [...Array(9).fill(200), 503],
+          'the one evicted is told to retry',
+        );
+        const evicted = answers.find((r) => r.statusCode === 503)!;
+        assert.ok(Number(evicted.headers['retry-after']) > 0);
+        assert.equal((await byB).statusCode, 200);
+        for (const r of [...answers, await byB]) r.destroy();
+      } finally {
+        restore();
+      }
+      assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000));
+    });
+
     it('never hands a stream more than 1 MiB unread, however far behind it starts', async () => {
       // Every response's unread bytes, seen right after each write the server makes to it.
       let most = 0;

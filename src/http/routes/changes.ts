@@ -52,6 +52,8 @@ export async function changeRoutes(
           place.release();
           throw err;
         }
+        // Another principal took its place while its starting point was read (fair share): 503.
+        if (place.evictedBy) throw place.evictedBy;
         reply.hijack();
         // The client left while the starting point was read: its place is back, nothing to send.
         if (place.gone) {

@@ -256,12 +256,26 @@ for (const kind of stores) {
     });
     it('answers 503 to a stream whose place another token takes while it opens, not a reset', async () => {
       const [a, b] = tokens;
-      const restore = slowBounds(app, 300);
+      // Every starting point waits for the gate: the streams stay opening until the test says.
+      const { hub } = app.services.feed;
+      const bounds = hub.bounds.bind(hub);
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let asked = 0;
+      hub.bounds = async () => {
+        asked++;
+        await gate;
+        return bounds();
+      };
       try {
-        // Token A's ten take every place and wait for their starting point; token B then takes one.
+        // Token A's ten take every place and wait; token B then takes one of them.
         const byA = Array.from({ length: 10 }, () => openStream(base, a));
-        assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 10, 2000));
+        assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 10, 5000));
+        const before = asked;
         const byB = openStream(base, b);
+        // B's request has its place (and waits at the gate) once it asks for its starting point.
+        assert.ok(await pollUntil(async () => asked > before, 5000), `asked ${asked}`);
+        open();
         const answers = await Promise.all(byA);
         assert.deepEqual(
           answers.map((r) => r.statusCode).sort(),
@@ -273,7 +287,8 @@ for (const kind of stores) {
         assert.equal((await byB).statusCode, 200);
         for (const r of [...answers, await byB]) r.destroy();
       } finally {
-        restore();
+        open();
+        hub.bounds = bounds;
       }
       assert.ok(await pollUntil(async () => (await gauge(app, 'plant_store_change_places')) === 0, 2000));
     });

@@ -111,7 +111,19 @@ for (const kind of stores) {
         Array.from({ length: 12 }, (_, i) => openStream(base, tokens[i % 3]!, '/plants/changes?after=0')),
       );
       burst.push(...(await Promise.all(Array.from({ length: 12 }, (_, i) => openStream(base, tokens[i % 3]!)))));
-      assert.equal(burst.filter((s) => s.res.statusCode === 200).length, 3);
+      // Three places: a token under its share may take a place whose stream opened meanwhile (that
+      // stream then ends), so more than three may see 200, but never more than three stay open.
+      // (Those from position 0 are 410 once read: the log was pruned past it.)
+      const statuses = burst.map((s) => s.res.statusCode);
+      const openNow = await pollUntil(async () => (await streamsOpen()) === 3, 2000);
+      const held = await streamsOpen();
+      for (const s of burst) s.res.destroy();
+      assert.ok(openNow, `${held} open`);
+      assert.deepEqual(
+        statuses.filter((status) => ![200, 410, 503].includes(status!)),
+        [],
+      );
+      assert.ok(statuses.includes(503), 'some were refused');
       for (const s of burst) s.res.destroy();
       await pollUntil(async () => (await streamsOpen()) === 0, 2000);
       assert.ok(

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import fp from 'fastify-plugin';
 import type { ApiDocument } from '../../openapi/document.js';
 import { HttpError } from '../http-error.js';
+import { addVary } from '../vary.js';
 
 /** The response headers a page reads (the rest of a response's are not shown to it without this). */
 export const EXPOSED_HEADERS = [
@@ -38,14 +39,6 @@ export const ALLOWED_HEADERS = [
 
 /** How long a browser may keep a preflight's answer (Chromium keeps at most 2 hours). */
 export const PREFLIGHT_MAX_AGE_S = 3600;
-
-/** Adds `field` to the response's `Vary`, keeping what is there. */
-export function addVary(reply: FastifyReply, field: string): void {
-  const now = reply.getHeader('vary');
-  const fields = typeof now === 'string' && now !== '' ? now.split(/\s*,\s*/) : [];
-  if (!fields.some((f) => f.toLowerCase() === field.toLowerCase())) fields.push(field);
-  reply.header('vary', fields.join(', '));
-}
 
 export interface CorsOptions {
   origins: readonly string[];

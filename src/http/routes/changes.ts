@@ -5,7 +5,7 @@ import { InvalidInputError } from '../../domain/errors.js';
 import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
 import type { ChangeStreams } from '../change-streams.js';
 import { prefersEventStream } from '../negotiate.js';
-import { addVary } from '../plugins/cors.js';
+import { addVary } from '../vary.js';
 import { positionHeader, readsAtLeast } from '../read-position.js';
 
 /** The next page's link repeats the filters, so following it keeps them. */

@@ -6,6 +6,12 @@
 // and must not keep a stopping server from exiting.
 import { write, writeSync } from 'node:fs';
 
+/**
+ * At most one write starts in this time, unless a chunk's worth waits: a busy server's lines go
+ * out together in a few dozen writes a second instead of a write each (each a system call on
+ * libuv's threads), while a line after a quiet moment (the "listening" line) goes out at once.
+ */
+const GATHER_MS = 20;
 /** A full pipe (EAGAIN, when stdout is non-blocking) is tried again this often... */
 const FULL_RETRY_MS = 10;
 /** ...and, at exit, when nothing else can run, for at most this long. */
@@ -31,23 +37,37 @@ export class LogOutput {
   /** The bytes of the write under way, or undefined when none is. */
   private writing: Buffer | undefined;
   private gone = false;
+  private gathering: NodeJS.Timeout | undefined;
+  private lastWriteAt = 0;
   private readonly flushed: (() => void)[] = [];
 
-  constructor(private readonly fd: number) {
+  /** `writeTo` is `fs.write` but in tests, which count the writes. */
+  constructor(
+    private readonly fd: number,
+    private readonly writeTo: typeof write = write,
+  ) {
     process.on('exit', () => this.flushSync());
   }
 
   write(line: string): boolean {
     if (this.gone) return true;
     this.append(line);
-    if (!this.writing) this.writeNext();
+    if (!this.writing) this.writeSoon();
     return true;
   }
 
   /** Calls `done` once every line written so far is out, or lost with the output (pino's `logger.flush`). */
   flush(done: () => void): void {
-    if (this.gone || (!this.writing && this.queued.length === 0)) done();
-    else this.flushed.push(done);
+    if (this.gone || (!this.writing && this.queued.length === 0)) return done();
+    this.flushed.push(done);
+    if (!this.writing) this.writeNext();
+  }
+
+  /** Writes what is queued now if a chunk's worth waits or the last write is GATHER_MS old; else then. */
+  private writeSoon(): void {
+    const wait = this.lastWriteAt + GATHER_MS - Date.now();
+    if (this.queued.length !== 1 || wait <= 0) return this.writeNext();
+    this.gathering ??= setTimeout(() => this.writeNext(), wait).unref();
   }
 
   /** Copies `line` into the chunk being filled (a line too long for one gets a buffer of its own). */
@@ -87,17 +107,20 @@ export class LogOutput {
   }
 
   private writeNext(): void {
+    clearTimeout(this.gathering);
+    this.gathering = undefined;
     if (this.queued.length === 0) {
       this.writing = undefined;
       for (const done of this.flushed.splice(0)) done();
       return;
     }
     this.writing = this.takeQueued();
+    this.lastWriteAt = Date.now();
     this.writeOut();
   }
 
   private writeOut(): void {
-    write(this.fd, this.writing!, (err, written) => {
+    this.writeTo(this.fd, this.writing!, (err, written) => {
       if (this.gone) return;
       if (isFull(err)) {
         setTimeout(() => this.writeOut(), FULL_RETRY_MS).unref();
@@ -106,7 +129,11 @@ export class LogOutput {
       if (err) return this.goAway();
       this.writing = this.writing!.subarray(written);
       if (this.writing.length > 0) this.writeOut();
-      else this.writeNext();
+      else if (this.flushed.length > 0) this.writeNext();
+      else {
+        this.writing = undefined;
+        this.writeSoon();
+      }
     });
   }
 
@@ -132,6 +159,7 @@ export class LogOutput {
 
   private goAway(): void {
     this.gone = true;
+    clearTimeout(this.gathering);
     this.queued = [];
     this.used = 0;
     this.room = 0;

@@ -3,7 +3,7 @@
 // the old generation fill and be collected again and again: a server at one of two speeds).
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, write } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -66,6 +66,43 @@ describe('the log output', () => {
       closeSync(fd);
       const { readFileSync } = await import('node:fs');
       assert.deepEqual(readFileSync(file, 'utf8').split('\n').slice(0, -1), expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gathers the lines of a busy moment into few writes, and flush writes at once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
+    try {
+      const file = join(dir, 'log');
+      const fd = openSync(file, 'w');
+      const writes: number[] = [];
+      const counted = ((f: number, b: Buffer, cb: (e: Error | null, n: number) => void) => {
+        writes.push(b.length);
+        write(f, b, cb);
+      }) as typeof write;
+      const output = new LogOutput(fd, counted);
+      // Ten request lines a turn for five turns: the first at once (nothing was written before
+      // it), the other 49 together in one write.
+      const line = (i: number) => `${JSON.stringify({ level: 30, n: i, url: '/plants', pad: 'x'.repeat(180) })}\n`;
+      for (let turn = 0; turn < 5; turn++) {
+        for (let i = turn * 10; i < turn * 10 + 10; i++) output.write(line(i));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      assert.equal(writes.length, 1, 'written before the gathering time');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(writes.length, 2);
+      // A chunk's worth (64 KiB) goes at once.
+      for (let i = 50; i < 350; i++) output.write(line(i));
+      assert.equal(writes.length, 3, 'a full chunk waited');
+      output.write(line(350));
+      await new Promise<void>((resolve) => output.flush(resolve));
+      closeSync(fd);
+      const got = readFileSync(file, 'utf8').split('\n').slice(0, -1);
+      assert.deepEqual(
+        got.map((l) => (JSON.parse(l) as { n: number }).n),
+        [...Array(351).keys()],
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -211,7 +211,7 @@ for (const store of stores) {
           server.logs
             .map((l) => {
               try {
-                return JSON.parse(l) as { msg?: string; reqId?: string };
+                return JSON.parse(l) as Record<string, unknown>;
               } catch {
                 return undefined;
               }
@@ -221,6 +221,16 @@ for (const store of stores) {
         assert.ok(logged, 'not every request was logged');
         await sleep(200);
         for (const [id] of requests) assert.equal(linesFor(id).length, 1, `request ${id}`);
+        // The line is built by hand (request-log.ts), as pino writes a line: its fields, in its order.
+        const line = linesFor('log-1')[0]!;
+        const keys = ['level', 'time', 'pid', 'hostname', 'reqId', 'method', 'url', 'status', 'ms', 'tokenId', 'msg'];
+        assert.deepEqual(Object.keys(line), keys);
+        assert.deepEqual(
+          [line.level, line.pid, line.method, line.url, line.status],
+          [30, process.pid, 'POST', '/plants', 200],
+        );
+        assert.ok(typeof line.time === 'number' && typeof line.ms === 'number' && typeof line.tokenId === 'string');
+        assert.equal(linesFor('log-3')[0]!.tokenId, undefined, 'a refused credential names no token');
 
         const all = server.logs.join('\n');
         for (const secret of [t, q, other, t.slice(4), Buffer.from(`u:${t}`).toString('base64')]) {

@@ -3,6 +3,7 @@
 // reference and the metrics. RFC 9110 13.1 has an origin server evaluate them on every request
 // that selects a representation, and such a representation exists and matches no entity tag:
 // `If-Match: *` and `If-None-Match: "…"` hold, `If-Match: "…"` and `If-None-Match: *` fail.
+import { routeOf } from './route-of.js';
 import type { FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
 import { failedPrecondition, type FailedPrecondition } from '../domain/preconditions.js';
 import { preconditions } from './conditional.js';
@@ -22,7 +23,7 @@ export function refusalWithoutEtag(target: string, failed: FailedPrecondition): 
 }
 
 function refusal(request: FastifyRequest, failed: FailedPrecondition): HttpError {
-  return refusalWithoutEtag(request.routeOptions.config.route ?? request.url, failed);
+  return refusalWithoutEtag(routeOf(request).config.route ?? request.url, failed);
 }
 
 /**

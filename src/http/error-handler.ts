@@ -1,3 +1,4 @@
+import { routeOf } from './route-of.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ConflictError,
@@ -24,7 +25,7 @@ export function bodyTooLarge(limit: number | undefined): HttpError {
 
 /** Fastify's own client errors, re-worded: its messages can name internals, ours never do. */
 const FRAMEWORK_ERRORS: Record<string, (err: FastifyError, request?: FastifyRequest) => HttpError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: (_err, request) => bodyTooLarge(request?.routeOptions.bodyLimit),
+  FST_ERR_CTP_BODY_TOO_LARGE: (_err, request) => bodyTooLarge(request && routeOf(request).bodyLimit),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new HttpError(415, 'Content-Type must be application/json (charset=utf-8 is allowed)'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError(400, 'body is empty; a JSON object is required'),

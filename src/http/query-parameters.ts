@@ -17,6 +17,8 @@ export function queryGuard(op: Operation) {
   const takes = names.size === 0 ? 'takes no query parameters' : `takes only ${[...names].join(', ')}`;
   // Synchronous, as the request log's hooks are (see request-log.ts).
   return function (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    // No query, nothing to hold: reading request.query would parse one (an object a request).
+    if (!request.url.includes('?')) return done();
     checkEncoding(request.url);
     const query = request.query as Record<string, string | string[]>;
     const unknown = Object.keys(query).filter((name) => !names.has(name));

@@ -1,3 +1,5 @@
+import { responseSchema } from '../../openapi/response-schema.js';
+import { routeOf } from '../route-of.js';
 import fastJson from 'fast-json-stringify';
 import type {
   FastifyInstance,
@@ -105,7 +107,7 @@ function routeNotFound(doc: ApiDocument) {
   const concrete = new Map(doc.paths.filter((p) => !p.path.includes('{')).map((p) => [p.path, p]));
   // Synchronous (it calls done), as the request log's hooks are: see request-log.ts.
   return function (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
-    const templated = request.routeOptions.config.route?.includes('{') === true;
+    const templated = routeOf(request).config.route?.includes('{') === true;
     if (!request.is404 && !templated) return done();
     const path = request.url.split('?')[0] ?? '';
     const shadowed = templated ? concrete.get(path) : undefined;
@@ -151,7 +153,9 @@ export const contractPlugin = fp<{ doc: ApiDocument }>(
       const op = doc.operations.get(operationId);
       if (!op) throw new Error(`operation ${operationId} is not in the OpenAPI document`);
       const responses = Object.fromEntries(
-        Object.entries(op.responses).filter((entry): entry is [string, Record<string, unknown>] => !!entry[1]),
+        Object.entries(op.responses)
+          .filter((entry): entry is [string, Record<string, unknown>] => !!entry[1])
+          .map(([status, schema]) => [status, responseSchema(schema)]),
       );
       const params = parametersSchema(op.parameters, 'path');
       const querystring = parametersSchema(op.parameters, 'query');

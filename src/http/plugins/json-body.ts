@@ -1,3 +1,4 @@
+import { routeOf } from '../route-of.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readJson, JsonReadError } from '../../json/read-json.js';
 import { bodyTooLarge } from '../error-handler.js';
@@ -53,7 +54,7 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(BODY_MEDIA_TYPES, { parseAs: 'buffer', bodyLimit }, (req, body, done) => {
     try {
-      done(null, readJson(body as Buffer, { maxValues: valuesWithin(req.routeOptions.bodyLimit ?? bodyLimit) }));
+      done(null, readJson(body as Buffer, { maxValues: valuesWithin(routeOf(req).bodyLimit ?? bodyLimit) }));
     } catch (err) {
       done(err instanceof JsonReadError ? new HttpError(400, err.message) : (err as Error), undefined);
     }
@@ -64,9 +65,9 @@ export function registerJsonBody(app: FastifyInstance, bodyLimit: number): void 
 
 /** Operations without a request body: no body is no body, whatever Content-Type says; a body is refused. */
 async function refuseBodyWhereNoneIsTaken(request: FastifyRequest): Promise<void> {
-  if (request.routeOptions.schema?.body !== undefined) return;
+  if (routeOf(request).schema?.body !== undefined) return;
   if (declaresBody(request.headers)) {
-    const route = request.routeOptions.config.route ?? request.routeOptions.url ?? request.url;
+    const route = routeOf(request).config.route ?? routeOf(request).url ?? request.url;
     throw new HttpError(400, `${request.method} ${route} takes no request body`);
   }
   // Without a body there is nothing to parse: Fastify would otherwise parse "nothing" as JSON
@@ -112,7 +113,7 @@ export function requireContentType(mediaType: string) {
 
 function admitBody(request: FastifyRequest, reply: FastifyReply): void {
   const { headers } = request;
-  const limit = request.routeOptions.bodyLimit;
+  const limit = routeOf(request).bodyLimit;
   const length = Number(headers['content-length']);
   if (limit !== undefined && Number.isFinite(length) && length > limit) throw bodyTooLarge(limit);
   inviteBody(request.raw, reply.raw);

@@ -1,3 +1,4 @@
+import { routeOf } from '../route-of.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.js';
@@ -35,7 +36,7 @@ export async function registerOverloadGuard(
   app.addHook('onReady', async () => delay?.judgeFromNow());
   app.addHook('onClose', async () => delay?.stop());
   app.addHook('onRequest', async (request) => {
-    if (EXEMPT.has(request.routeOptions.config.route ?? '')) return;
+    if (EXEMPT.has(routeOf(request).config.route ?? '')) return;
     if (backlog && backlog() > maxWriteBacklog) refuse('write_backlog', 'the store is behind on writes');
     if (delay && delay.ms() > maxEventLoopDelayMs) refuse('event_loop_delay', 'the server is overloaded');
   });

@@ -1,3 +1,4 @@
+import { routeOf } from '../route-of.js';
 import {
   context,
   propagation,
@@ -39,7 +40,7 @@ function startSpan(tracer: Tracer, request: FastifyRequest): Context {
   const parent = propagation.extract(ROOT_CONTEXT, request.headers);
   // The document's path template (`/plants/{id}`), as the metrics' `route` label and the README
   // name it, so that dashboards join spans and metrics; not Fastify's `/plants/:id`.
-  const route = request.routeOptions.config.route;
+  const route = routeOf(request).config.route;
   const agent = request.headers['user-agent'];
   const span = tracer.startSpan(
     route ? `${request.method} ${route}` : request.method,

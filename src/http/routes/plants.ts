@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { etagOf } from '../../domain/plant-write.js';
 import { toPlant, type PlantRecord } from '../../domain/plant.js';
-import type { ChangeHub } from '../../feed/hub.js';
 import type { Store } from '../../store/store.js';
 import { deletePlant, patchPlant, replacePlant, type PlantChanged } from '../../use-cases/change-plant.js';
 import { createPlant } from '../../use-cases/create-plant.js';
@@ -37,12 +36,14 @@ function nextLink(query: PlantListInput, after: bigint): string {
 
 export async function plantRoutes(
   app: FastifyInstance,
-  { store, hub, batchBodyLimit }: { store: Store; hub: ChangeHub; batchBodyLimit: number },
+  { store, batchBodyLimit }: { store: Store; batchBodyLimit: number },
 ): Promise<void> {
-  /** A write's answer says where in the change log it stands, and the feed learns of it at once. */
+  /**
+   * A write's answer says where in the change log it stands (the feed learnt of it from the
+   * store, as the write was acknowledged).
+   */
   const at = (reply: FastifyReply, position: bigint): void => {
     reply.header('change-position', String(position));
-    hub.saw(position);
   };
   const logged = (reply: FastifyReply, { plant, position }: PlantChanged): PlantRecord => {
     at(reply, position);

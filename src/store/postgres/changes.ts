@@ -97,7 +97,7 @@ const change = (r: ChangeRow): Change =>
   });
 
 /** The change log of the PostgreSQL store: see LOCK for why reading it by position is safe. */
-export function postgresChanges(run: Run): ChangeLog {
+export function postgresChanges(run: Run): Omit<ChangeLog, 'onWritten'> {
   return {
     async bounds() {
       const [row] = await run<{ floor: string; current: string }>({

@@ -5,6 +5,7 @@ import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, Written } from '../../domain/plant-write.js';
 import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
+import { Acknowledged } from '../acknowledged.js';
 import { applyWrites, type ApplyOptions } from '../write-path.js';
 import { Batcher } from './batcher.js';
 import { OPERATION_BUDGET_MS } from './connection.js';
@@ -49,6 +50,9 @@ export class PostgresPlants implements PlantStore {
   readonly reads: PlantReads;
   /** Write transactions committed, and the plant writes they carried. */
   readonly committed = { commits: 0, writes: 0 };
+
+  /** Told of every write this store commits, as it is acknowledged (the change feed's hub listens). */
+  readonly acknowledged = new Acknowledged();
 
   constructor(
     private readonly pool: PostgresPool,
@@ -100,7 +104,7 @@ export class PostgresPlants implements PlantStore {
     );
     this.committed.commits++;
     this.committed.writes += writes.length;
-    return outcomes;
+    return this.acknowledged.told(outcomes);
   }
 
   /**

@@ -82,6 +82,7 @@ export class PostgresStore implements Store {
       ...postgresChanges(pool.run),
       // The first primary found (at start) is no change of history; each one after it is.
       onReplaced: (listener) => pool.primary.onChange((_, previous) => previous !== undefined && listener()),
+      onWritten: (listener) => this.plants.acknowledged.listen(listener),
     };
     this.primaryReads = { plants: this.plants.reads, changes: this.changes };
     // Where writes go: the host of DATABASE_URL, or its list when it names several (failover).

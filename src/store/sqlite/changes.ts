@@ -83,7 +83,7 @@ const change = (r: ChangeRow): Change =>
  * their fsync. Another process's writes (a command) count once they are seen, as that process
  * syncs its own commits before it returns.
  */
-export function sqliteChanges({ read, write, writer }: SqliteAccess): ChangeLog {
+export function sqliteChanges({ read, write, writer }: SqliteAccess): Omit<ChangeLog, 'onWritten'> {
   const s = {
     floor: read.prepare<[], bigint>('SELECT floor FROM change_log').pluck(),
     current: read.prepare<[], bigint>(CURRENT_POSITION).pluck(),

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
+import { Acknowledged } from '../acknowledged.js';
 import type { ChangeLog } from '../changes.js';
 import type { PlantStore } from '../plants.js';
 import type { StoreKind } from '../schema-versions.js';
@@ -128,13 +129,14 @@ export class SqliteStore implements Store {
     const sync = new WalSync(`${this.path}-wal`);
     const writer = new SqliteWriter(this.writeDb, sync, () => checkpointFits(this.writeDb, this.path));
     const access = { read: this.readDb, write: this.writeDb, writer };
+    const acknowledged = new Acknowledged();
     this.ready = {
       sync,
       writer,
-      plants: sqlitePlants(access),
+      plants: sqlitePlants(access, acknowledged),
       tokens: sqliteTokens(access),
       webhooks: sqliteWebhooks(access),
-      changes: sqliteChanges(access),
+      changes: { ...sqliteChanges(access), onWritten: (listener) => acknowledged.listen(listener) },
     };
     return applied;
   }

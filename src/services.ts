@@ -81,12 +81,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const tracing = await startTracing(config, log);
   // Standbys serve reads of a serving process only: a command reads the primary.
   const standbys = config.databaseReadUrl && { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs };
-  const base = await createCommandServices(config, { ...options, ...(standbys && { standbys }) }).catch(
-    async (err: unknown) => {
-      await tracing?.shutdown();
-      throw err;
-    },
-  );
+  const base = await createCommandServices(config, {
+    ...options,
+    ...(standbys && { standbys }),
+    ...(tracing && { tracing }),
+  }).catch(async (err: unknown) => {
+    await tracing?.shutdown();
+    throw err;
+  });
   const { store } = base;
   // The spans of the last requests and deliveries go out once the store has closed.
   const close = async () => {
@@ -101,6 +103,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       config,
       log,
       createWebhookMetrics(metrics.registry, store.webhooks),
+      tracing,
     );
     const hub = new ChangeHub(store.changes, {
       retentionMs: config.changesRetentionMs,

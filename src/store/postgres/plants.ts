@@ -5,6 +5,7 @@ import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, Written } from '../../domain/plant-write.js';
 import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
+import type { Tracing } from '../../tracing/tracing.js';
 import { Acknowledged } from '../acknowledged.js';
 import { applyWrites, type ApplyOptions } from '../write-path.js';
 import { Batcher } from './batcher.js';
@@ -57,6 +58,7 @@ export class PostgresPlants implements PlantStore {
   constructor(
     private readonly pool: PostgresPool,
     poolSize: number,
+    tracing?: Tracing,
   ) {
     const budget = { ms: OPERATION_BUDGET_MS, late };
     this.writes = new Batcher(
@@ -64,6 +66,8 @@ export class PostgresPlants implements PlantStore {
         this.writeTogether(batch, Date.now() + (timeoutMs > SERVER_FIRST_MS ? timeoutMs - SERVER_FIRST_MS : timeoutMs)),
       Math.min(WRITE_CONNECTIONS, poolSize),
       budget,
+      undefined,
+      tracing,
     );
     this.reads = new PlantReads(pool.run, poolSize);
   }

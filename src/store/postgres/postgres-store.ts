@@ -1,4 +1,5 @@
 import { StoreMissingError, StoreUnavailableError } from '../../domain/errors.js';
+import type { Tracing } from '../../tracing/tracing.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
 import type { ChangeLog } from '../changes.js';
 import type { StoreKind } from '../schema-versions.js';
@@ -68,14 +69,18 @@ export class PostgresStore implements Store {
   constructor(
     databaseUrl: string,
     poolSize: number,
-    { mustExist = false, standbys }: { mustExist?: boolean; standbys?: StandbySettings } = {},
+    {
+      mustExist = false,
+      standbys,
+      tracing,
+    }: { mustExist?: boolean; standbys?: StandbySettings; tracing?: Tracing } = {},
   ) {
     const settings = postgresSettings(databaseUrl, poolSize);
     this.schema = settings.schema;
     this.mustExist = mustExist;
-    const pool = new PostgresPool(settings);
+    const pool = new PostgresPool(settings, tracing);
     this.pool = pool;
-    this.plants = new PostgresPlants(pool, poolSize);
+    this.plants = new PostgresPlants(pool, poolSize, tracing);
     this.tokens = postgresTokens(pool.run, pool.lookUp);
     this.webhooks = postgresWebhooks(pool.run, (work) => pool.transaction(work));
     this.changes = {

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
+import type { Tracing } from '../../tracing/tracing.js';
 import { Acknowledged } from '../acknowledged.js';
 import type { ChangeLog } from '../changes.js';
 import type { PlantStore } from '../plants.js';
@@ -65,11 +66,15 @@ export class SqliteStore implements Store {
       }
     | undefined;
 
+  /** Traces, when on: given to the writer. */
+  private readonly tracing: Tracing | undefined;
+
   constructor(
     readonly path: string,
     options: OpenOptions = { createDirectory: false },
   ) {
     this.created = prepareFile(path, options);
+    this.tracing = options.tracing;
     let connections: ReturnType<typeof openConnections>;
     try {
       connections = openConnections(path);
@@ -127,7 +132,7 @@ export class SqliteStore implements Store {
   async migrate(): Promise<number> {
     const applied = migrate(this.writeDb);
     const sync = new WalSync(`${this.path}-wal`);
-    const writer = new SqliteWriter(this.writeDb, sync, () => checkpointFits(this.writeDb, this.path));
+    const writer = new SqliteWriter(this.writeDb, sync, () => checkpointFits(this.writeDb, this.path), this.tracing);
     const access = { read: this.readDb, write: this.writeDb, writer };
     const acknowledged = new Acknowledged();
     this.ready = {

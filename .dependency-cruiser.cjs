@@ -89,6 +89,22 @@ module.exports = {
       to: { path: layer('use-cases/', 'auth/', 'events/', 'feed/', 'metrics/'), pathNot: '^src/$1' },
     },
     {
+      name: 'feed-through-its-index',
+      severity: 'error',
+      comment:
+        'The change feed (the hub, reading the log, the fan-out to streams) is one module: outside src/feed/ it is imported through feed/index.ts only.',
+      from: { path: '^src/', pathNot: '^src/feed/' },
+      to: { path: '^src/feed/', pathNot: '^src/feed/index\\.ts$' },
+    },
+    {
+      name: 'feed-knows-no-http',
+      severity: 'error',
+      comment:
+        "The feed writes to sinks the edge gives it: it imports neither http/ nor Node.js HTTP or sockets (the SSE framing is the edge's).",
+      from: { path: '^src/feed/' },
+      to: { path: ['^src/http/', '^(node:)?(http|https|http2|net)$'] },
+    },
+    {
       name: 'composition-below-the-edges',
       severity: 'error',
       comment: 'services.ts builds services; it does not know about HTTP or the command line.',

@@ -12,4 +12,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // State of the process belongs to whoever builds the services, and is handed to what needs it
+    // (services.ts): a module of src/ exports no variable another module could find changed.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ExportNamedDeclaration > VariableDeclaration[kind!='const']",
+          message: 'No module-level mutable export (export let / export var): pass the value to whoever needs it.',
+        },
+      ],
+    },
+  },
 );

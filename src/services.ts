@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Verifiers } from './auth/verify-bearer.js';
 import { jwtConfig, type Config } from './config/config.js';
 import type { Dispatcher } from './events/dispatcher.js';
-import type { Feed } from './use-cases/read-changes.js';
+import type { Feed } from './feed/index.js';
 import type { Metrics } from './metrics/metrics.js';
 import { loadDocument, type ApiDocument } from './openapi/document.js';
 import { openStore, type OpenStoreOptions } from './store/open-store.js';
@@ -72,7 +72,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     import('./auth/jwt.js'),
     import('./events/dispatcher.js'),
     import('./events/metrics.js'),
-    import('./feed/hub.js'),
+    import('./feed/index.js'),
   ]);
   const log = options.log ?? createLogger(config.logLevel);
   // What can refuse a start (a JWKS file that cannot be read) is done before the store is opened.
@@ -81,12 +81,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const tracing = await startTracing(config, log);
   // Standbys serve reads of a serving process only: a command reads the primary.
   const standbys = config.databaseReadUrl && { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs };
-  const base = await createCommandServices(config, { ...options, ...(standbys && { standbys }) }).catch(
-    async (err: unknown) => {
-      await tracing?.shutdown();
-      throw err;
-    },
-  );
+  const base = await createCommandServices(config, {
+    ...options,
+    ...(standbys && { standbys }),
+    ...(tracing && { tracing }),
+  }).catch(async (err: unknown) => {
+    await tracing?.shutdown();
+    throw err;
+  });
   const { store } = base;
   // The spans of the last requests and deliveries go out once the store has closed.
   const close = async () => {
@@ -101,6 +103,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       config,
       log,
       createWebhookMetrics(metrics.registry, store.webhooks),
+      tracing,
     );
     const hub = new ChangeHub(store.changes, {
       retentionMs: config.changesRetentionMs,

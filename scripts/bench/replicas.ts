@@ -220,7 +220,7 @@ async function seed(primary: Cluster, standby: Cluster, service: Running, token:
   });
   const position = written.headers.get('change-position')!;
   for (let i = 0; i < 600; i++) {
-    const [row] = await standby.sql<{ p: string | null }>(`SELECT max(seq)::text AS p FROM ${SCHEMA}.events`);
+    const [row] = await standby.sql<{ p: string | null }>(`SELECT max(seq)::text AS p FROM ${SCHEMA}.changes`);
     if (row?.p && BigInt(row.p) >= BigInt(position)) return position;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config/config.js';
 import type { AttemptResult, DueDelivery } from '../domain/webhook.js';
 import type { Outbox } from '../store/webhooks.js';
-import { tracing } from '../tracing/tracing.js';
+import type { Tracing } from '../tracing/tracing.js';
 import { fairShares } from './fair-share.js';
 import type { WebhookMetrics } from './metrics.js';
 import { decideAttempt, windowEnd } from './outcome.js';
@@ -51,6 +51,8 @@ export class Dispatcher {
     private readonly config: WebhookConfig,
     private readonly log: Logger,
     private readonly metrics: WebhookMetrics,
+    /** Traces, when on: each delivery attempt is a span, in the trace of the request that made its change. */
+    private readonly tracing?: Pick<Tracing, 'delivery'>,
   ) {
     // Each attempt in flight listens for the shutdown.
     setMaxListeners(config.webhookConcurrency + 10, this.stopping.signal);
@@ -161,7 +163,7 @@ export class Dispatcher {
   private async send(d: DueDelivery, started: number): Promise<SendResult> {
     // With traces on: a span of the attempt, in the trace of the request that made the change when
     // this process knows it, and its traceparent on the request so that the receiver can go on.
-    const span = tracing?.delivery(d);
+    const span = this.tracing?.delivery(d);
     const r = await this.signedSend(d, started, span?.headers);
     span?.end(r);
     return r;

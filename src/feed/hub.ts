@@ -27,8 +27,8 @@ interface Waiter {
  */
 export class ChangeHub {
   /** Every change up to here is committed (and durable) and has been read into `ring`, or is past it. */
-  current = 0n;
-  floor = 1n;
+  private head = 0n;
+  private lowest = 1n;
   /** The changes in (ringFrom, current], in position order. */
   private ring: Change[] = [];
   private ringFrom = 0n;
@@ -38,7 +38,8 @@ export class ChangeHub {
   private timers: NodeJS.Timeout[] = [];
   private failed = false;
   /** Open streams, which read from memory: while there are none, and no waiter, nothing is read. */
-  followers = 0;
+  private following = 0;
+  private stopHearing: (() => void) | undefined;
   private readonly advanced = new Set<() => void>();
   /** Moves on at each restart: work begun on the log as it was before finds its result out of date. */
   private generation = 0;
@@ -57,10 +58,36 @@ export class ChangeHub {
    */
   private stopped = false;
 
+  /** Every change up to here is committed (and durable) and has been read into memory, or is past it. */
+  get current(): bigint {
+    return this.head;
+  }
+
+  /** The oldest position the log keeps, as this instance last saw it. */
+  get floor(): bigint {
+    return this.lowest;
+  }
+
+  /**
+   * A follower (an open stream) reads from memory from now on: the hub reads each new change
+   * while there is one. Call the result, once, when it stops.
+   */
+  follow(): () => void {
+    this.following++;
+    let followed = true;
+    return () => {
+      if (!followed) return;
+      followed = false;
+      this.following--;
+    };
+  }
+
   async start(): Promise<void> {
+    // This instance's writes, as each is acknowledged, wherever it was made (a route, a command).
+    this.stopHearing ??= this.log.onWritten((position) => this.saw(position));
     const bounds = await this.log.bounds();
-    this.floor = bounds.floor;
-    this.current = this.ringFrom = this.target = bounds.current;
+    this.lowest = bounds.floor;
+    this.head = this.ringFrom = this.target = bounds.current;
     this.log.onReplaced?.(() => this.restart('the database primary changed'));
     const poll = setInterval(() => void this.look(), POLL_MS);
     const prune = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
@@ -71,6 +98,8 @@ export class ChangeHub {
 
   stop(): void {
     this.stopped = true;
+    this.stopHearing?.();
+    this.stopHearing = undefined;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     for (const w of this.waiters) w.wake();
@@ -82,21 +111,21 @@ export class ChangeHub {
    * changes up to it (a write just acknowledged here, a look at the log that found more).
    */
   get known(): bigint {
-    return this.target > this.current ? this.target : this.current;
+    return this.target > this.head ? this.target : this.head;
   }
 
   /** A write of this instance was acknowledged at `position`: every change up to it is committed. */
-  saw(position: bigint): void {
+  private saw(position: bigint): void {
     if (position > this.target) this.target = position;
-    if (this.current >= this.target) return;
-    if (this.followers > 0 || this.waiters.size > 0) {
+    if (this.head >= this.target) return;
+    if (this.following > 0 || this.waiters.size > 0) {
       void this.catchUp();
       return;
     }
     // Nobody follows: the changes are not read; a reader that comes reads them from the store.
     if (this.reading) return;
     this.ring = [];
-    this.current = this.ringFrom = this.target;
+    this.head = this.ringFrom = this.target;
   }
 
   /** Called once each time `current` moves on (the streams write what is new). */
@@ -123,7 +152,7 @@ export class ChangeHub {
     if (bounds.current < known && generation === this.generation) {
       this.restart(`the change log ends at ${bounds.current}, before ${known}, the last position this instance saw`);
     }
-    this.floor = bounds.floor > this.floor ? bounds.floor : this.floor;
+    this.lowest = bounds.floor > this.lowest ? bounds.floor : this.lowest;
     this.saw(bounds.current);
     return bounds;
   }
@@ -141,7 +170,7 @@ export class ChangeHub {
    * tags, a long poll filtered on a quiet one would otherwise read again at every write.
    */
   waitPast(after: bigint, ms: number, signal?: AbortSignal, filter: ChangeFilter = {}): Promise<void> {
-    if (this.current > after || signal?.aborted) return Promise.resolve();
+    if (this.head > after || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const waiter: Waiter = { after, filter, wake: () => done() };
       const timer = setTimeout(() => done(), ms);
@@ -174,12 +203,12 @@ export class ChangeHub {
     const generation = this.generation;
     this.reading ??= (async () => {
       try {
-        for (let pages = 0; this.current < this.target; pages++) {
-          if (pages === TAIL_PAGES || (this.followers === 0 && this.waiters.size === 0)) {
+        for (let pages = 0; this.head < this.target; pages++) {
+          if (pages === TAIL_PAGES || (this.following === 0 && this.waiters.size === 0)) {
             // Far behind, or nobody left to read for: readers that need what is skipped read
             // it from the store.
             this.ring = [];
-            this.current = this.ringFrom = this.target;
+            this.head = this.ringFrom = this.target;
             break;
           }
           const page = await this.readOn();
@@ -207,8 +236,8 @@ export class ChangeHub {
    */
   private async readOn(): Promise<{ changes: Change[]; scannedTo: bigint } | undefined> {
     const last = this.ring.at(-1);
-    const held = last?.position === this.current ? last : undefined;
-    const page = await this.log.read(held ? this.current - 1n : this.current, this.target, TAIL_PAGE, {});
+    const held = last?.position === this.head ? last : undefined;
+    const page = await this.log.read(held ? this.head - 1n : this.head, this.target, TAIL_PAGE, {});
     const [first] = page.changes;
     // None there any more: pruned since (a log of positions that follow each other has no gap).
     if (held === undefined || first?.position !== held.position) return page;
@@ -228,8 +257,8 @@ export class ChangeHub {
     if (this.timers.length === 0) return;
     this.generation++;
     this.ring = [];
-    this.current = this.ringFrom = this.target = 0n;
-    this.floor = 1n;
+    this.head = this.ringFrom = this.target = 0n;
+    this.lowest = 1n;
     this.stale = true;
     this.options.onError(new Error(why), 'forgot the change log held in memory: reading it again from the store');
     for (const listener of this.resets) listener();
@@ -247,9 +276,9 @@ export class ChangeHub {
       const bounds = await this.log.bounds();
       // Another restart since, or another read of this one's (a look's) that came first.
       if (generation !== this.generation || !this.stale) return;
-      this.floor = bounds.floor;
+      this.lowest = bounds.floor;
       this.ring = [];
-      this.current = this.ringFrom = this.target = bounds.current > this.target ? bounds.current : this.target;
+      this.head = this.ringFrom = this.target = bounds.current > this.target ? bounds.current : this.target;
       this.stale = false;
       this.reading = undefined;
       this.wake();
@@ -264,16 +293,16 @@ export class ChangeHub {
       const dropped = this.ring.splice(0, this.ring.length - RING);
       this.ringFrom = dropped.at(-1)!.position;
     }
-    this.current = upTo;
+    this.head = upTo;
     this.wake();
   }
 
   private wake(): void {
     for (const w of this.waiters) {
-      if (this.current <= w.after) continue;
+      if (this.head <= w.after) continue;
       if (this.passes(w.after, w.filter)) w.wake();
       // Nothing for it up to here: the next wake looks only at what follows.
-      else w.after = this.current;
+      else w.after = this.head;
     }
     for (const listener of this.advanced) listener();
   }
@@ -290,7 +319,7 @@ export class ChangeHub {
     try {
       await this.log.prune(Date.now() - this.options.retentionMs);
       const { floor } = await this.log.bounds();
-      if (floor > this.floor) this.floor = floor;
+      if (floor > this.lowest) this.lowest = floor;
     } catch (err) {
       if (!this.stopped) this.options.onError(err, 'could not prune the change log');
     }

@@ -81,7 +81,11 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     timeouts: config,
   });
 
-  await app.register(plantRoutes, { store, hub: services.feed.hub, batchBodyLimit: config.batchBodyLimitBytes });
+  await app.register(plantRoutes, {
+    store,
+    tracing: services.tracing,
+    batchBodyLimit: config.batchBodyLimitBytes,
+  });
   await app.register(changeRoutes, { feed: services.feed, streams: changeStreams(services) });
   await app.register(operationsRoutes, { store, doc, metrics });
   await app.register(docsRoutes);

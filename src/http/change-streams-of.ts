@@ -1,7 +1,8 @@
 import { Gauge } from 'prom-client';
 import { requireScope, verifyBearer } from '../auth/verify-bearer.js';
 import type { Services } from '../services.js';
-import { ChangeStreams } from './change-streams.js';
+import { ChangeStreams } from '../feed/index.js';
+import { sseFraming } from './change-streams.js';
 
 /**
  * The change streams of the app: a stream stays open while its credential still grants
@@ -12,6 +13,7 @@ export function changeStreams({ config, feed, verifiers, metrics, log }: Service
     max: config.changesMaxStreams,
     verify: async (credential) => requireScope(await verifyBearer(credential, verifiers), 'plants:read'),
     onError: (err) => log.warn({ err }, 'a change stream failed; it was closed (its reader resumes)'),
+    framing: sseFraming,
   });
   // An app built again on the same services (tests do) measures its own streams.
   for (const name of ['plant_store_change_streams', 'plant_store_change_places', 'plant_store_change_position']) {

@@ -1,456 +1,64 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { matches, type Change, type ChangeFilter } from '../domain/change.js';
-import { ForbiddenError, UnauthenticatedError, UnavailableError } from '../domain/errors.js';
-import { readAfter, type Feed } from '../use-cases/read-changes.js';
+import type { Change } from '../domain/change.js';
+import type { Client, Framing, Sink } from '../feed/index.js';
 import { answersLate } from './connections.js';
 
-/** A comment line at least this often keeps proxies from closing an idle stream (the product says 15 s). */
-export const HEARTBEAT_MS = 10_000;
-/** How often the credentials of open streams are checked again: revoked or expired, closed within a second. */
-export const RECHECK_MS = 250;
-/** A stream whose reader leaves this much unread is closed: its reader resumes with Last-Event-ID. */
-export const MAX_UNREAD_BYTES = 1024 * 1024;
-/**
- * A reader that takes nothing for this long while events wait for it is closed too: the stream
- * stops writing once the socket's buffer is full, so a stalled reader holds no more memory, but
- * it holds a stream of CHANGES_MAX_STREAMS and falls further behind.
- */
-export const STALL_MS = 5_000;
-/**
- * New changes are written to the streams this long after the first of them: under a write load
- * each stream gets one write of every change of the moment, not one per change.
- */
-const FLUSH_MS = 15;
-/** Changes written per read of the store, for a stream behind what the hub holds in memory. */
-const BATCH = 500;
+/** A change as a Server-Sent Event: its position is the event's id, its type the event's name. */
+export const sseFraming: Framing = {
+  event: (c: Change) => `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`,
+  // A comment line: it keeps proxies from closing an idle stream.
+  heartbeat: ': keep-alive\n\n',
+};
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** The first bytes of a stream: a reader that loses it comes back after a second (a browser waits 3 s by default). */
+export const SSE_PREAMBLE = ': following the changes\nretry: 1000\n\n';
 
-/**
- * One of the CHANGES_MAX_STREAMS places, taken by a request before it waits for anything (its
- * starting point, the store): it is given back when the stream it became closes, or as soon as
- * its client leaves, whatever the request is doing then. A client that leaves while its request
- * waits is noticed by the socket's close, never by a write: a filtered stream may never be
- * written to, and a place kept for a client gone is kept for good.
- */
-export class Place {
-  private readonly left = new AbortController();
-  private released = false;
-  /** Why it was taken back from a client still there: its credential no longer grants the feed. */
-  refusal: Error | undefined;
-  /**
-   * Why it was taken back before its stream opened: another principal took it (fair share). The
-   * request answers this (503), rather than a connection reset.
-   */
-  evictedBy: Error | undefined;
-  /** The stream it became, which the client's leaving closes. */
-  stream: Stream | undefined;
-
-  constructor(
-    /** Who holds it: the principal's limit key, never the raw credential. */
-    readonly holder: string,
-    /** The bearer credential it was taken with, checked again every RECHECK_MS while it is held. */
-    readonly credential: string,
-    private readonly req: IncomingMessage,
-    readonly res: ServerResponse,
-    private readonly giveBack: (place: Place) => void,
-  ) {
-    // The response's close covers a request answered or a socket closed once it owns it; the
-    // socket's covers a request queued behind another on the same connection.
-    res.once('close', this.onLeave);
-    req.socket.once('close', this.onLeave);
-    // Its connection is read while it waits, though requests wait behind it: else the client's
-    // leaving would not be seen.
-    answersLate(res);
-    if (this.gone) this.onLeave();
-  }
-
-  /** Aborts when the client leaves (or the place is given back). */
-  get signal(): AbortSignal {
-    return this.left.signal;
-  }
-
-  /** The client is gone: nothing it asked for can reach it any more. */
-  get gone(): boolean {
-    return this.released || this.res.destroyed || this.req.socket.destroyed;
-  }
-
-  /** Gives the place back (once); the stream it became, if any, is closed by its owner. */
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.res.off('close', this.onLeave);
-    this.req.socket.off('close', this.onLeave);
-    this.left.abort();
-    this.giveBack(this);
-  }
-
-  /** Takes it back for another principal's request. */
-  evict(err: Error): void {
-    this.evictedBy = err;
-    this.release();
-  }
-
-  /** Takes it back: the credential it was taken with is refused now (revoked, expired). */
-  refuse(err: Error): void {
-    this.refusal = err;
-    this.release();
-  }
-
-  private readonly onLeave = (): void => this.release();
-}
-
-interface Stream {
-  place: Place;
-  res: ServerResponse;
-  filter: ChangeFilter;
-  /** Every change up to here has been written to it (or passed over by its filter). */
-  after: bigint;
-  /** Reading the store (behind the hub's memory) or waiting for its reader: the flush leaves it. */
-  busy: boolean;
-  closed: boolean;
-}
-
-export interface StreamOptions {
-  max: number;
-  /** Rejects when the credential no longer grants the operation (revoked, expired). */
-  verify: (credential: string) => Promise<unknown>;
-  onError: (err: unknown) => void;
-}
-
-const eventOf = (c: Change) => `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`;
-
-/** The events of some changes, and the last change they cover: all of them when `through` is undefined. */
-interface Slice {
-  text: string;
-  bytes: number;
-  through: bigint | undefined;
+/** A stream's response, as the feed's fan-out writes to it. */
+export function responseSink(res: ServerResponse): Sink {
+  return {
+    write: (text) => res.write(text),
+    get buffered() {
+      return res.writableLength;
+    },
+    drained: () =>
+      new Promise((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+      }),
+    close: (now) => {
+      if (now) res.destroy();
+      else res.end();
+    },
+  };
 }
 
 /**
- * The events of the `changes` that pass `filter`, as many as `room` bytes hold (at least one):
- * a stream is never handed more than it may leave unread, however far behind it is.
+ * The client of a request that holds a place of the feed: it leaves when its response or its
+ * socket closes. A client that leaves while its request waits is noticed by the socket's close,
+ * never by a write: a filtered stream may never be written to.
  */
-function sliceOf(changes: readonly Change[], filter: ChangeFilter, room: number): Slice {
-  let text = '';
-  let bytes = 0;
-  for (let i = 0; i < changes.length; i++) {
-    const c = changes[i]!;
-    if (!matches(c, filter)) continue;
-    const event = eventOf(c);
-    const size = Buffer.byteLength(event);
-    if (bytes > 0 && bytes + size > room) return { text, bytes, through: changes[i - 1]!.position };
-    text += event;
-    bytes += size;
-  }
-  return { text, bytes, through: undefined };
-}
-
-/**
- * The open Server-Sent Events streams of `GET /plants/changes` on this instance. The hub
- * (feed/hub.ts) reads each new change from the store once; a flush then writes what is new to
- * every stream that keeps up, the text of the events built once for all the streams at one
- * position without a filter. A stream behind what the hub holds reads the store by pages until
- * it is back. A reader that falls behind is closed, never buffered without bound; a credential
- * that stops being valid closes its streams; closing the server ends them all.
- */
-export class ChangeStreams {
-  private readonly streams = new Set<Stream>();
-  private readonly timers: NodeJS.Timeout[];
-  private readonly stopFollowing: () => void;
-  private readonly stopResets: () => void;
-  private flushTimer: NodeJS.Timeout | undefined;
-  private checking = false;
-  /** The last catch-up read in turn (inTurn), and the turn of the event loop after it. */
-  private catchingUp: Promise<unknown> = Promise.resolve();
-  /** Every place taken: streams open, and requests admitted that are not yet streams. */
-  private readonly places = new Set<Place>();
-  /** The places each principal holds: none holds more than `share`. */
-  private readonly byHolder = new Map<string, number>();
-
-  constructor(
-    private readonly feed: Feed,
-    private readonly options: StreamOptions,
-  ) {
-    this.timers = [
-      setInterval(() => this.heartbeat(), HEARTBEAT_MS),
-      setInterval(() => void this.recheck(), RECHECK_MS),
-    ];
-    for (const t of this.timers) t.unref();
-    this.stopFollowing = feed.hub.onAdvance(() => this.scheduleFlush());
-    // The hub forgot the log it fed them (a failover): their readers resume on the log as it is
-    // now, or are told to list again when they saw changes past its end.
-    this.stopResets = feed.hub.onReset(() => {
-      for (const s of this.streams) this.close(s);
-    });
-  }
-
-  get size(): number {
-    return this.streams.size;
-  }
-
-  /** The places taken: open streams, and requests admitted that are not yet streams. */
-  get held(): number {
-    return this.places.size;
-  }
-
-  /**
-   * Takes a place for a stream about to open, or refuses past CHANGES_MAX_STREAMS before anything
-   * is sent; the place is held while its starting point is read, so requests that come together
-   * cannot all pass. `open` fills it; it is given back when the request fails (`release`), when
-   * the stream closes, or when the client leaves, at any point.
-   */
-  admit(holder: string, credential: string, req: IncomingMessage, res: ServerResponse): Place {
-    if (this.places.size >= this.options.max && !this.makeRoomFor(holder)) throw this.full();
-    const place = new Place(holder, credential, req, res, (p) => this.giveBack(p));
-    if (!place.gone) {
-      this.places.add(place);
-      this.byHolder.set(holder, (this.byHolder.get(holder) ?? 0) + 1);
-    }
-    return place;
-  }
-
-  /** The refusal of a request that has no place, or lost the one it had before its stream opened. */
-  private full(): UnavailableError {
-    return new UnavailableError(
-      `this instance has its most change streams and long polls (${this.options.max}); retry later`,
-      5,
-    );
-  }
-
-  /**
-   * Every place is taken: a principal holding less than its fair share (the places over the
-   * principals holding one, itself counted) takes the oldest place of the one holding the most,
-   * which holds more than its share: that stream ends (its reader resumes with Last-Event-ID) or
-   * that long poll answers now. So one token may use every place while nobody else asks, and
-   * never keeps more than its share from another that does.
-   */
-  private makeRoomFor(holder: string): boolean {
-    const holders = this.byHolder.size + (this.byHolder.has(holder) ? 0 : 1);
-    const share = Math.max(1, Math.floor(this.options.max / holders));
-    if ((this.byHolder.get(holder) ?? 0) >= share) return false;
-    let most: string | undefined;
-    for (const [h, n] of this.byHolder) if (most === undefined || n > this.byHolder.get(most)!) most = h;
-    if (most === undefined || this.byHolder.get(most)! <= share) return false;
-    // The set keeps the order places were taken in: the first of `most`'s is its oldest.
-    for (const place of this.places) {
-      if (place.holder !== most) continue;
-      if (place.stream) this.close(place.stream);
-      place.evict(this.full());
-      return true;
-    }
-    return false;
-  }
-
-  /**
-   * Feeds the place's response, whose headers are sent, from `after` on until it closes. A client
-   * that left while its starting point was read has given its place back already: nothing opens.
-   */
-  open(place: Place, after: bigint, filter: ChangeFilter): void {
-    if (place.gone) return;
-    const stream: Stream = { place, res: place.res, filter, after, busy: false, closed: false };
-    place.stream = stream;
-    this.streams.add(stream);
-    this.feed.hub.followers++;
-    this.scheduleFlush();
-  }
-
-  private giveBack(place: Place): void {
-    if (this.places.delete(place)) {
-      const n = this.byHolder.get(place.holder)! - 1;
-      if (n === 0) this.byHolder.delete(place.holder);
-      else this.byHolder.set(place.holder, n);
-    }
-    if (place.stream) this.forget(place.stream);
-  }
-
-  /** Ends every stream (the server is closing): their readers reconnect elsewhere or later. */
-  closeAll(): void {
-    for (const s of this.streams) this.close(s);
-    for (const t of this.timers) clearInterval(t);
-    clearTimeout(this.flushTimer);
-    this.stopFollowing();
-    this.stopResets();
-  }
-
-  private forget(stream: Stream): void {
-    if (stream.closed) return;
-    stream.closed = true;
-    this.streams.delete(stream);
-    this.feed.hub.followers--;
-    stream.place.release();
-  }
-
-  private close(stream: Stream, now = false): void {
-    this.forget(stream);
-    if (now) stream.res.destroy();
-    else stream.res.end();
-  }
-
-  private scheduleFlush(): void {
-    this.flushTimer ??= setTimeout(() => {
-      this.flushTimer = undefined;
-      this.flush();
-    }, FLUSH_MS);
-  }
-
-  /**
-   * Writes what is new to every stream that keeps up, as much of it as its unread bound leaves
-   * room for (the rest once it drains); sends the others to read the store.
-   */
-  private flush(): void {
-    const { hub } = this.feed;
-    const upTo = hub.current;
-    // The text of the events past a position, built once for the unfiltered streams there.
-    const shared = new Map<bigint, Slice>();
-    for (const s of this.streams) {
-      if (s.busy || s.after >= upTo) continue;
-      const recent = hub.recent(s.after);
-      if (!recent) {
-        void this.catchUp(s);
-        continue;
-      }
-      const room = this.room(s);
-      if (room <= 0) {
-        this.wait(s);
-        continue;
-      }
-      const whole = s.filter.tags === undefined && s.filter.id === undefined;
-      let slice = whole ? shared.get(s.after) : undefined;
-      if (slice === undefined || slice.bytes > room) {
-        slice = sliceOf(recent, s.filter, room);
-        if (whole && slice.through === undefined) shared.set(s.after, slice);
-      }
-      // Past the last event written, or every change up to `upTo` (written or passed over).
-      s.after = slice.through ?? upTo;
-      if (slice.text) this.send(s, slice.text);
-      // Cut short by its bound: the rest follows once the reader has taken what it has.
-      if (slice.through !== undefined && !s.busy) this.scheduleFlush();
-    }
-  }
-
-  /**
-   * Runs the reads of the streams that catch up one at a time, each followed by a turn of the
-   * event loop. A read of SQLite is synchronous, and a filtered one walks a window of the log
-   * (SCAN_WINDOW positions) however few changes pass the filter: streams that catch up on a long
-   * log together, each yielding between its own reads, still held every other request back for
-   * one window each per turn, and 200 of them for seconds. In turn, the loop waits for one window.
-   */
-  private inTurn<T>(read: () => Promise<T>): Promise<T> {
-    const done = this.catchingUp.then(read);
-    this.catchingUp = done.then(nextTurn, nextTurn);
-    return done;
-  }
-
-  /** Reads the store by pages for a stream behind the hub's memory, until it is back within it. */
-  private async catchUp(stream: Stream): Promise<void> {
-    stream.busy = true;
-    try {
-      const { hub } = this.feed;
-      while (!stream.closed && !hub.recent(stream.after)) {
-        if (this.room(stream) <= 0) {
-          await this.drained(stream);
-          continue;
-        }
-        const page = await this.inTurn(() =>
-          stream.closed
-            ? Promise.resolve(undefined)
-            : readAfter(this.feed, stream.after, BATCH, stream.filter, { upTo: hub.current }),
-        );
-        if (page === undefined || stream.closed) break;
-        const { changes, scannedTo } = page;
-        // As much as its bound holds; what did not fit is read again once it has drained.
-        const slice = sliceOf(changes, {}, this.room(stream));
-        stream.after = slice.through ?? scannedTo;
-        if (slice.text && !this.write(stream, slice.text)) await this.drained(stream);
-      }
-    } catch (err) {
-      this.options.onError(err);
-      this.close(stream);
-    } finally {
-      stream.busy = false;
-      this.scheduleFlush();
-    }
-  }
-
-  /** What the stream may still be handed before its reader has left MAX_UNREAD_BYTES unread. */
-  private room(stream: Stream): number {
-    return MAX_UNREAD_BYTES - stream.res.writableLength;
-  }
-
-  private send(stream: Stream, text: string): void {
-    if (!this.write(stream, text)) this.wait(stream);
-  }
-
-  /** Writes no more to the stream until its reader has taken what it holds (or is closed for stalling). */
-  private wait(stream: Stream): void {
-    stream.busy = true;
-    void this.drained(stream).then(() => {
-      stream.busy = false;
-      this.scheduleFlush();
-    });
-  }
-
-  /** Writes unless the reader has left too much unread: then it is closed. False: wait for the drain. */
-  private write(stream: Stream, text: string): boolean {
-    if (stream.res.writableLength > MAX_UNREAD_BYTES) {
-      this.close(stream, true);
-      return true;
-    }
-    return stream.res.write(text);
-  }
-
-  private drained(stream: Stream): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        stream.res.off('drain', done);
-        stream.res.off('close', done);
-        resolve();
+export function clientOf(req: IncomingMessage, res: ServerResponse): Client {
+  return {
+    get gone() {
+      return res.destroyed || req.socket.destroyed;
+    },
+    onLeave(leave) {
+      // The response's close covers a request answered or a socket closed once it owns it; the
+      // socket's covers a request queued behind another on the same connection.
+      res.once('close', leave);
+      req.socket.once('close', leave);
+      // Its connection is read while it waits, though requests wait behind it: else the client's
+      // leaving would not be seen.
+      answersLate(res);
+      return () => {
+        res.off('close', leave);
+        req.socket.off('close', leave);
       };
-      const timer = setTimeout(() => {
-        this.close(stream, true);
-        done();
-      }, STALL_MS);
-      stream.res.once('drain', done);
-      stream.res.once('close', done);
-    });
-  }
-
-  private heartbeat(): void {
-    for (const s of this.streams) if (!s.busy) this.write(s, ': keep-alive\n\n');
-  }
-
-  /**
-   * One check per credential, however many places it holds. A credential refused closes its
-   * streams and answers its long polls with the refusal; a check that cannot be made (the store
-   * is unavailable) leaves them be.
-   */
-  private async recheck(): Promise<void> {
-    if (this.checking) return;
-    this.checking = true;
-    try {
-      const byCredential = new Map<string, Place[]>();
-      for (const p of this.places) {
-        const list = byCredential.get(p.credential);
-        if (list) list.push(p);
-        else byCredential.set(p.credential, [p]);
-      }
-      await Promise.all(
-        [...byCredential].map(async ([credential, places]) => {
-          try {
-            await this.options.verify(credential);
-          } catch (err) {
-            if (!(err instanceof UnauthenticatedError || err instanceof ForbiddenError)) return;
-            for (const p of places) {
-              if (p.stream) this.close(p.stream);
-              else p.refuse(err);
-            }
-          }
-        }),
-      );
-    } finally {
-      this.checking = false;
-    }
-  }
+    },
+  };
 }

@@ -41,4 +41,10 @@ export interface ChangeLog {
    * changes, or none. A store of one database never calls it.
    */
   onReplaced?(listener: () => void): void;
+  /**
+   * `listener` is told of each plant write of this process (single, batch, import) as it is
+   * acknowledged, with the position its changes reached: every change up to there is committed
+   * and durable. Resolves nothing of other processes' writes. The result stops it.
+   */
+  onWritten(listener: (position: bigint) => void): () => void;
 }

@@ -1,5 +1,6 @@
 import type { StoreConfig } from '../config/config.js';
 import { SETTINGS } from '../config/settings.js';
+import type { Tracing } from '../tracing/tracing.js';
 import type { StandbySettings } from './postgres/postgres-store.js';
 import type { Store } from './store.js';
 
@@ -14,6 +15,8 @@ export interface OpenStoreOptions {
    * positions for as long as the store is open. Commands read the primary.
    */
   standbys?: StandbySettings;
+  /** Traces, when on (a serving process's): the store's write transactions are spans. */
+  tracing?: Tracing;
 }
 
 /**
@@ -25,7 +28,7 @@ export async function openStore(
   // Without sqliteCheckpointPages, SQLite's own default applies (tests that open stores directly).
   config: Omit<StoreConfig, 'sqliteCheckpointPages'> & Partial<StoreConfig>,
   // mustExist: a missing store is StoreMissingError, and nothing is created (see OpenStoreOptions).
-  { mustExist = false, standbys }: OpenStoreOptions = {},
+  { mustExist = false, standbys, tracing }: OpenStoreOptions = {},
 ): Promise<{ store: Store; migrated: number }> {
   const { databaseUrl } = config;
   let store: Store;
@@ -37,10 +40,11 @@ export async function openStore(
       createDirectory,
       mustExist,
       checkpointPages: config.sqliteCheckpointPages,
+      tracing,
     });
   } else if (/^postgres(ql)?:\/\//.test(databaseUrl)) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    store = new PostgresStore(databaseUrl, config.databasePoolSize, { mustExist, standbys });
+    store = new PostgresStore(databaseUrl, config.databasePoolSize, { mustExist, standbys, tracing });
   } else {
     throw new Error(`unsupported DATABASE_URL scheme: ${databaseUrl.split(':')[0]}`);
   }

@@ -97,6 +97,6 @@ export function eventLookup(eventId: string): { position: bigint } | { id: strin
 export const deliveriesOfEvent = (where: string, endpoint: string) =>
   `SELECT d.event_seq, d.endpoint_id, ${eventIdOf('ev')} AS event_id, d.state,
      CASE WHEN e.enabled THEN NULL ELSE coalesce(e.disabled_reason, 'disabled') END AS disabled_reason
-   FROM events ev JOIN deliveries d ON d.event_seq = ev.seq JOIN webhook_endpoints e ON e.id = d.endpoint_id
+   FROM changes ev JOIN deliveries d ON d.event_seq = ev.seq JOIN webhook_endpoints e ON e.id = d.endpoint_id
    WHERE ${where} AND (${endpoint} IS NULL OR d.endpoint_id = ${endpoint})
    ORDER BY e.created_at, e.id`;

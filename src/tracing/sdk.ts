@@ -7,7 +7,7 @@ import { NodeSDK, type NodeSDKConfiguration } from '@opentelemetry/sdk-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
 import { otelTracing } from './spans.js';
-import { useTracing, type Tracing } from './tracing.js';
+import type { Tracing } from './tracing.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -62,7 +62,7 @@ export function diagnostics(log: Logger): void {
 }
 
 /**
- * Starts the SDK, and makes it the process's tracing (tracing.ts): spans go where OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT says, by the protocol,
+ * Starts the SDK, and answers the service's tracing (tracing.ts), which its caller hands on: spans go where OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT says, by the protocol,
  * sampler, batch, limit and resource variables the SDK reads. Only traces: the metrics stay
  * Prometheus's (`GET /metrics`), and the service writes its logs itself. Its service name is
  * `plant-store` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES name another.
@@ -80,8 +80,7 @@ export function startTracing(log: Logger, options: Partial<NodeSDKConfiguration>
     ...options,
   });
   sdk.start();
-  const tracing = otelTracing(trace.getTracer('plant-store', version), async () => {
-    useTracing(undefined);
+  return otelTracing(trace.getTracer('plant-store', version), async () => {
     try {
       await sentWithin(sdk.shutdown(), LAST_SPANS_MS);
     } catch (err) {
@@ -91,6 +90,4 @@ export function startTracing(log: Logger, options: Partial<NodeSDKConfiguration>
     // Unregistered, so that the process could start it again (the tests do, one app after another).
     for (const api of [trace, context, propagation, diag]) api.disable();
   });
-  useTracing(tracing);
-  return tracing;
 }

@@ -1,7 +1,9 @@
 // Where the service meets OpenTelemetry, without loading it. Traces are off unless an OTLP
-// endpoint is set (tracing/start.ts); then tracing/spans.ts, loaded at start, fills `tracing`.
-// The stores, the use-cases and the webhook dispatcher ask `tracing?.…` and nothing else, so with
-// traces off each costs one check of an unset variable. Nothing here imports OpenTelemetry.
+// endpoint is set (tracing/start.ts); then tracing/spans.ts, loaded at start, makes a `Tracing`.
+// Whoever builds the SQLite writer, the PostgreSQL pool and batcher and the webhook dispatcher
+// hands it to them (services.ts, through openStore), and the plant use-cases are given it by
+// their caller; each asks `tracing?.…`, so with traces off each costs one check of an unset
+// field. Nothing here imports OpenTelemetry, and nothing here is a variable of the process.
 import type { Written } from '../domain/plant-write.js';
 
 /** Where work stands in a trace (OpenTelemetry's span context), as a job carries it to a later transaction. */
@@ -49,11 +51,4 @@ export interface Tracing {
   delivery(attempt: DeliveryAttempt): DeliverySpan;
   /** Sends the spans still buffered and stops. */
   shutdown(): Promise<void>;
-}
-
-/** The process's tracing, or undefined (off). */
-export let tracing: Tracing | undefined;
-
-export function useTracing(t: Tracing | undefined): void {
-  tracing = t;
 }

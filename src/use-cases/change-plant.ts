@@ -4,7 +4,7 @@ import { isRefusal, refusalError, type PlantWrite, type Written } from '../domai
 import type { Preconditions } from '../domain/preconditions.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
-import { tracing } from '../tracing/tracing.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 /** A PUT body, validated against PlantReplacement: its optional id is exact when present. */
 export type PlantReplacementInput = OperationInput<'replacePlant'>['body'];
@@ -18,8 +18,17 @@ export interface PlantChanged {
   position: bigint;
 }
 
+/**
+ * What a plant write's use-case is given beside the store, by whoever calls it (the routes, from
+ * the services): traces, when on. Its changes join the trace under way, before the answer and so
+ * before the dispatcher looks: their deliveries carry the request's trace.
+ */
+export interface WriteContext {
+  tracing?: Pick<Tracing, 'changed'>;
+}
+
 /** What a change did, or the domain error its outcome means. */
-function changed(id: bigint, outcome: Written): PlantChanged {
+function changed(id: bigint, outcome: Written, { tracing }: WriteContext): PlantChanged {
   tracing?.changed(outcome);
   if (isRefusal(outcome)) throw refusalError(id, outcome);
   return { plant: outcome.plant, position: outcome.position };
@@ -38,10 +47,11 @@ export async function replacePlant(
   id: bigint,
   input: PlantReplacementInput,
   conditions?: Preconditions,
+  context: WriteContext = {},
 ): Promise<PlantChanged> {
   sameId(id, input.id);
   const write: PlantWrite = { kind: 'replace', plant: plantRecord(id, input.name, input.tag), conditions };
-  return changed(id, await store.plants.write(write));
+  return changed(id, await store.plants.write(write), context);
 }
 
 /**
@@ -56,10 +66,11 @@ export async function patchPlant(
   id: bigint,
   input: PlantPatchInput,
   conditions?: Preconditions,
+  context: WriteContext = {},
 ): Promise<PlantChanged> {
   sameId(id, input.id);
   const { id: _id, ...patch } = input;
-  return changed(id, await store.plants.write({ kind: 'patch', id, patch, conditions }));
+  return changed(id, await store.plants.write({ kind: 'patch', id, patch, conditions }), context);
 }
 
 /** Deletes a plant; its id may be created again afterwards. */
@@ -67,6 +78,7 @@ export async function deletePlant(
   store: Pick<Store, 'plants'>,
   id: bigint,
   conditions?: Preconditions,
+  context: WriteContext = {},
 ): Promise<PlantChanged> {
-  return changed(id, await store.plants.write({ kind: 'delete', id, conditions }));
+  return changed(id, await store.plants.write({ kind: 'delete', id, conditions }), context);
 }

@@ -11,7 +11,7 @@ import {
 import type { Preconditions } from '../domain/preconditions.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { Store } from '../store/store.js';
-import { tracing } from '../tracing/tracing.js';
+import type { WriteContext } from './change-plant.js';
 
 /** A batch as the contract lets it through (the Batch schema): 1 to 1,000 operations, ids exact. */
 export type BatchInput = OperationInput<'writePlantBatch'>['body'];
@@ -90,7 +90,11 @@ function writeOf(op: Operation): PlantWrite {
  * of them. The first operation that fails (alone it would have been 400, 404, 409 or 412) answers
  * for the batch, its message led by its index; nothing was applied then.
  */
-export async function writeBatch(store: Pick<Store, 'plants'>, input: BatchInput): Promise<BatchWritten> {
+export async function writeBatch(
+  store: Pick<Store, 'plants'>,
+  input: BatchInput,
+  { tracing }: WriteContext = {},
+): Promise<BatchWritten> {
   const writes = input.operations.map((op, i) => {
     try {
       return writeOf(op);

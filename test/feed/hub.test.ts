@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { changeOf, type Change } from '../../src/domain/change.js';
-import { ChangeHub } from '../../src/feed/hub.js';
+import { ChangeHub } from '../../src/feed/index.js';
 import type { ChangeLog } from '../../src/store/changes.js';
 import { pollUntil } from '../support/poll.js';
 
@@ -27,6 +27,7 @@ const changes = (history: string, n: number): Change[] =>
 function memoryLog(initial: Change[]) {
   let log = initial;
   const listeners: (() => void)[] = [];
+  const writes = new Set<(position: bigint) => void>();
   const changeLog: ChangeLog = {
     bounds: () => Promise.resolve({ floor: 1n, current: log.at(-1)?.position ?? 0n }),
     read: (after, upTo, limit) => {
@@ -35,11 +36,17 @@ function memoryLog(initial: Change[]) {
     },
     prune: () => Promise.resolve(0),
     onReplaced: (listener) => listeners.push(listener),
+    onWritten: (listener) => {
+      writes.add(listener);
+      return () => writes.delete(listener);
+    },
   };
   return {
     changeLog,
     replace: (next: Change[]) => (log = next),
     replaced: () => listeners.forEach((l) => l()),
+    /** A write of this process acknowledged at `position`, as the store tells it. */
+    written: (position: bigint) => writes.forEach((l) => l(position)),
   };
 }
 
@@ -61,9 +68,9 @@ describe('the change hub after the log became another history', () => {
     const log = memoryLog([]);
     const { hub } = await startedHub(log.changeLog);
     try {
-      hub.followers = 1;
+      hub.follow();
       log.replace(changes('old', 3));
-      hub.saw(3n);
+      log.written(3n);
       assert.ok(await pollUntil(async () => hub.current === 3n, 2000, 5));
       // Each read of the end now waits until the test answers it.
       const answers: (() => void)[] = [];
@@ -76,7 +83,7 @@ describe('the change hub after the log became another history', () => {
       assert.ok(await pollUntil(async () => hub.current === 3n, 2000, 5));
       log.changeLog.bounds = bounds;
       log.replace(changes('new', 5));
-      hub.saw(5n);
+      log.written(5n);
       assert.ok(await pollUntil(async () => hub.current === 5n, 2000, 5));
       assert.deepEqual(names(hub.recent(3n)), ['new 4', 'new 5']);
       for (const answer of answers.splice(0)) answer();
@@ -92,20 +99,20 @@ describe('the change hub after the log became another history', () => {
     const log = memoryLog([]);
     const { hub, resets } = await startedHub(log.changeLog);
     try {
-      hub.followers = 1;
+      hub.follow();
       log.replace(changes('old', 3));
-      hub.saw(3n);
+      log.written(3n);
       assert.ok(await pollUntil(async () => hub.current === 3n, 2000, 5));
       assert.deepEqual(names(hub), ['old 1', 'old 2', 'old 3']);
       // Another history, past the positions the hub holds: no position went backwards.
       log.replace(changes('new', 5));
-      hub.saw(5n);
+      log.written(5n);
       assert.ok(await pollUntil(async () => hub.current === 5n, 2000, 5));
       assert.equal(resets(), 1);
       assert.ok(!names(hub).some((n) => n.startsWith('old')), names(hub).join());
       // It follows the new history from there on.
       log.replace(changes('new', 6));
-      hub.saw(6n);
+      log.written(6n);
       assert.ok(await pollUntil(async () => hub.current === 6n, 2000, 5));
       assert.deepEqual(
         hub.recent(5n)?.map((c) => c.position),
@@ -121,12 +128,12 @@ describe('the change hub after the log became another history', () => {
     const log = memoryLog([]);
     const { hub, resets } = await startedHub(log.changeLog);
     try {
-      hub.followers = 1;
+      hub.follow();
       log.replace(changes('old', 3));
-      hub.saw(3n);
+      log.written(3n);
       assert.ok(await pollUntil(async () => hub.current === 3n, 2000, 5));
       log.replace(changes('old', 4).slice(3));
-      hub.saw(4n);
+      log.written(4n);
       assert.ok(await pollUntil(async () => hub.current === 4n, 2000, 5));
       assert.equal(resets(), 0);
       assert.deepEqual(names(hub), ['old 1', 'old 2', 'old 3', 'old 4']);
@@ -165,9 +172,9 @@ describe('the change hub after the log became another history', () => {
     const log = memoryLog([]);
     const { hub, resets, warnings } = await startedHub(log.changeLog);
     try {
-      hub.followers = 1;
+      hub.follow();
       log.replace(changes('old', 3));
-      hub.saw(3n);
+      log.written(3n);
       assert.ok(await pollUntil(async () => hub.current === 3n, 2000, 5));
       // The same number of changes: neither the end nor a later read would tell.
       log.replace(changes('new', 3));

@@ -8,11 +8,12 @@ import assert from 'node:assert/strict';
 import { request, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { before, describe, it } from 'node:test';
-import { MAX_UNREAD_BYTES } from '../../src/http/change-streams.js';
+import { MAX_UNREAD_BYTES } from '../../src/feed/index.js';
 import { createToken } from '../../src/use-cases/create-token.js';
+import { importPlants } from '../../src/use-cases/export-import.js';
 import { buildTestApp, useTestApp } from '../helper.js';
 import { pollUntil } from '../support/poll.js';
-import { postPlant } from '../support/http.js';
+import { postPlant, send } from '../support/http.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
 interface Stream {
@@ -90,6 +91,42 @@ for (const kind of stores) {
         [true],
       );
       resumed.res.destroy();
+    });
+
+    it('sees a batch and an import at once, from the store, without the look at the log', async () => {
+      const stream = await openStream(base, t.app.token);
+      assert.equal(stream.res.statusCode, 200);
+      const { hub } = t.app.services.feed;
+      // The hub's look at the log every 200 ms answers what it knew: only the store's word of its
+      // own acknowledged writes can wake the stream now.
+      const bounds = hub.bounds.bind(hub);
+      const known = { floor: hub.floor, current: hub.known };
+      hub.bounds = () => Promise.resolve(known);
+      try {
+        const ops = [
+          { op: 'create', plant: { id: 9001, name: 'batched 1' } },
+          { op: 'create', plant: { id: 9002, name: 'batched 2' } },
+        ];
+        const batch = await send(base, {
+          method: 'POST',
+          path: '/plants/batch',
+          headers: { authorization: `Bearer ${t.app.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ operations: ops }),
+        });
+        assert.equal(batch.status, 200, batch.text);
+        const sent = Date.now();
+        assert.ok(await pollUntil(async () => stream.events().length === 2, 1000, 5), stream.text());
+        assert.ok(Date.now() - sent < 1000);
+        assert.equal(stream.events().at(-1)![0], batch.headers['change-position']);
+        // An import: many writes in one transaction, through the store alone (no route).
+        const report = await importPlants(t.app.services.store, t.app.services.doc, ['{"id":9003,"name":"imported"}']);
+        assert.equal(report.created, 1);
+        assert.ok(await pollUntil(async () => stream.events().length === 3, 1000, 5), stream.text());
+        assert.match(stream.events().at(-1)![2], /"name":"imported"/);
+      } finally {
+        hub.bounds = bounds;
+        stream.res.destroy();
+      }
     });
 
     it(`refuses a stream past CHANGES_MAX_STREAMS with 503 and Retry-After`, async () => {
@@ -191,8 +228,8 @@ for (const kind of stores) {
           kind: 'create' as const,
           plant: { id: BigInt(100_000 + batch * 1000 + i), name },
         }));
+        // The hub hears of it from the store, as the import's writes are acknowledged.
         await t.app.services.store.plants.writeAll(writes);
-        t.app.services.feed.hub.saw((await t.app.services.store.changes.bounds()).current);
         await new Promise((r) => setTimeout(r, 20));
         sample();
       }

@@ -48,7 +48,7 @@ function suiteUrl(schema: string, database = new URL(POSTGRES_URL).pathname.slic
 async function replayed(cluster: Cluster, schema: string, n: number): Promise<void> {
   const done = await pollUntil(async () => {
     const rows = await cluster
-      .sql<{ n: string }>(`SELECT count(*)::text AS n FROM ${schema}.events`)
+      .sql<{ n: string }>(`SELECT count(*)::text AS n FROM ${schema}.changes`)
       .catch(() => [{ n: '0' }]);
     return Number(rows[0]!.n) >= n;
   }, 30_000);

@@ -79,7 +79,7 @@ for (const kind of stores) {
             await postgresSql(`
           CREATE FUNCTION ${schema}.jitter() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN PERFORM pg_sleep(random() * 0.004); RETURN NULL; END $$;
-          CREATE TRIGGER jitter AFTER INSERT ON ${schema}.events FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.jitter();`);
+          CREATE TRIGGER jitter AFTER INSERT ON ${schema}.changes FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.jitter();`);
           }
           const [a, b] = open as [Store, Store];
           const start = await a.changes.bounds();

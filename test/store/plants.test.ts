@@ -30,7 +30,7 @@ async function plantFailure(kind: StoreKind, databaseUrl: string): Promise<void>
     const db = new Database(databaseUrl.slice('sqlite:'.length));
     db.exec(`CREATE TRIGGER abort_insert BEFORE INSERT ON plants WHEN NEW.name = 'abort'
                BEGIN SELECT RAISE(ABORT, 'planted failure'); END;
-             CREATE TRIGGER abort_event BEFORE INSERT ON events WHEN NEW.body LIKE '%"abort-event"%'
+             CREATE TRIGGER abort_event BEFORE INSERT ON changes WHEN NEW.body LIKE '%"abort-event"%'
                BEGIN SELECT RAISE(ABORT, 'planted failure'); END;`);
     db.close();
     return;
@@ -42,7 +42,7 @@ async function plantFailure(kind: StoreKind, databaseUrl: string): Promise<void>
     CREATE TRIGGER abort_insert BEFORE INSERT ON ${schema}.plants FOR EACH ROW EXECUTE FUNCTION ${schema}.abort_insert();
     CREATE FUNCTION ${schema}.abort_event() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.body LIKE '%"abort-event"%' THEN RAISE EXCEPTION 'planted failure'; END IF; RETURN NEW; END $$;
-    CREATE TRIGGER abort_event BEFORE INSERT ON ${schema}.events FOR EACH ROW EXECUTE FUNCTION ${schema}.abort_event();`);
+    CREATE TRIGGER abort_event BEFORE INSERT ON ${schema}.changes FOR EACH ROW EXECUTE FUNCTION ${schema}.abort_event();`);
 }
 
 for (const kind of stores) {

@@ -64,7 +64,7 @@ describe('the dispatcher’s statements on a table PostgreSQL has no statistics 
     await client.connect();
     // No ANALYZE may come, whatever the time the test takes.
     await sql(`ALTER TABLE deliveries SET (autovacuum_enabled = false);
-                        ALTER TABLE events SET (autovacuum_enabled = false);
+                        ALTER TABLE changes SET (autovacuum_enabled = false);
                         ALTER TABLE webhook_endpoints SET (autovacuum_enabled = false)`);
     await store.webhooks.insertEndpoint(storedEndpoint(ENDPOINT));
     for (let first = 1; first <= PENDING; first += 1_000) {

@@ -128,7 +128,7 @@ for (const kind of stores) {
       await store.webhooks.insertEndpoint(endpoint('ep_z'));
       const { position } = await store.plants.write({ kind: 'create', plant: { id: 2n, name: 'Cactus' } });
       const old = 'msg_LegacyRandomId0000000001';
-      await sql(kind, db, `UPDATE events SET id = '${old}' WHERE seq = ${position}`);
+      await sql(kind, db, `UPDATE changes SET id = '${old}' WHERE seq = ${position}`);
       const now = Date.now() + 10_000;
       for (const d of await claim(now, ['ep_x', 'ep_y', 'ep_z']))
         await store.webhooks.recordAttempt(attempt(d, now, 503));

@@ -19,6 +19,7 @@ import { searchWords } from '../../src/domain/search-words.js';
 import type { TokenRecord } from '../../src/domain/token.js';
 import type { NewEvent, WebhookEndpoint } from '../../src/domain/webhook.js';
 import type { BackedUp, RecordKind, RestoreTarget, StoreSnapshot } from '../../src/store/backup.js';
+import { Acknowledged } from '../../src/store/acknowledged.js';
 import { SCAN_WINDOW, type ChangeLog, type ChangePage } from '../../src/store/changes.js';
 import type { PlantStore } from '../../src/store/plants.js';
 import { KNOWN_SCHEMA_VERSIONS } from '../../src/store/schema-versions.js';
@@ -153,7 +154,7 @@ export class MemoryStore implements Store {
       const written = await applyWrites(writes, new MapTx(s), { allOrNothing });
       this.writes += writes.length;
       return written;
-    });
+    }).then((written) => this.acknowledged.told(written));
   }
 
   readonly plants: PlantStore = {
@@ -178,7 +179,10 @@ export class MemoryStore implements Store {
     },
   };
 
+  private readonly acknowledged = new Acknowledged();
+
   readonly changes: ChangeLog = {
+    onWritten: (listener) => this.acknowledged.listen(listener),
     bounds: async (): Promise<LogBounds> => {
       this.check('changes.bounds');
       const current = this.state.position > this.state.floor - 1n ? this.state.position : this.state.floor - 1n;

@@ -11,7 +11,7 @@ import { plantRecord } from '../../src/domain/plant.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { startTracing } from '../../src/tracing/start.js';
-import { tracing, type Tracing } from '../../src/tracing/tracing.js';
+import type { Tracing } from '../../src/tracing/tracing.js';
 import { OtlpReceiver } from '../support/otlp-receiver.js';
 import { createTestStore, stores, suiteOptions, type TestStore } from '../support/stores.js';
 
@@ -34,7 +34,7 @@ for (const kind of stores) {
       testStore = createTestStore(kind);
       const config = loadConfig({ DATABASE_URL: testStore.databaseUrl, ...otlp.env() });
       started = await startTracing(config, pino({ level: 'silent' }));
-      store = (await openStore(config)).store;
+      store = (await openStore(config, { tracing: started })).store;
     });
     after(async () => {
       await store?.close();
@@ -48,7 +48,7 @@ for (const kind of stores) {
     });
 
     it('is one span, in the trace of the first request, linked to the others', async () => {
-      assert.ok(tracing, 'traces are on');
+      assert.ok(started, 'traces are on');
       const tracer = trace.getTracer('test');
       const requests = [1, 2, 3].map((i) => tracer.startSpan(`request ${i}`));
       // Written in the same turn of the event loop: one transaction carries the three.

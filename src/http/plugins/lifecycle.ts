@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { Dispatcher } from '../../events/dispatcher.js';
-import type { ChangeHub } from '../../feed/hub.js';
+import type { ChangeHub } from '../../feed/index.js';
 import { HttpError } from '../http-error.js';
 
 /**

@@ -2,8 +2,15 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { bearerCredential } from '../../auth/verify-bearer.js';
 import { InvalidInputError } from '../../domain/errors.js';
-import { filterOf, listChanges, startingPoint, type ChangesInput, type Feed } from '../../use-cases/read-changes.js';
-import type { ChangeStreams } from '../change-streams.js';
+import {
+  filterOf,
+  listChanges,
+  startingPoint,
+  type ChangesInput,
+  type ChangeStreams,
+  type Feed,
+} from '../../feed/index.js';
+import { clientOf, responseSink, SSE_PREAMBLE } from '../change-streams.js';
 import { prefersEventStream } from '../negotiate.js';
 import { addVary } from '../vary.js';
 import { positionHeader, readsAtLeast } from '../read-position.js';
@@ -41,7 +48,7 @@ export async function changeRoutes(
         throw new InvalidInputError('id and tag exclude each other: one plant has one history');
       }
       if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
-        const place = streams.admit(holderOf(request), credentialOf(request), request.raw, reply.raw);
+        const place = streams.admit(holderOf(request), credentialOf(request), clientOf(request.raw, reply.raw));
         let after: bigint;
         try {
           const lastEventId = request.headers['last-event-id'];
@@ -68,9 +75,8 @@ export async function changeRoutes(
           // A proxy that buffers answers (nginx) would hold the events back.
           'x-accel-buffering': 'no',
         });
-        // A reader that loses the stream comes back after a second (a browser waits 3 s by default).
-        reply.raw.write(': following the changes\nretry: 1000\n\n');
-        streams.open(place, after, filterOf(query));
+        reply.raw.write(SSE_PREAMBLE);
+        streams.open(place, responseSink(reply.raw), after, filterOf(query));
         return reply;
       }
       // The same URL answers pages or a stream by Accept: a cache must keep them apart.
@@ -79,7 +85,7 @@ export async function changeRoutes(
       // gives it back when it answers or its client leaves (which ends the wait); its credential
       // is checked again while it waits, as a stream's is.
       const place = query.wait
-        ? streams.admit(holderOf(request), credentialOf(request), request.raw, reply.raw)
+        ? streams.admit(holderOf(request), credentialOf(request), clientOf(request.raw, reply.raw))
         : undefined;
       let page;
       try {

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { etagOf } from '../../domain/plant-write.js';
 import { toPlant, type PlantRecord } from '../../domain/plant.js';
-import type { ChangeHub } from '../../feed/hub.js';
 import type { Store } from '../../store/store.js';
+import type { Tracing } from '../../tracing/tracing.js';
 import { deletePlant, patchPlant, replacePlant, type PlantChanged } from '../../use-cases/change-plant.js';
 import { createPlant } from '../../use-cases/create-plant.js';
 import { getPlant, listPlants, type PlantListInput } from '../../use-cases/read-plants.js';
@@ -37,12 +37,16 @@ function nextLink(query: PlantListInput, after: bigint): string {
 
 export async function plantRoutes(
   app: FastifyInstance,
-  { store, hub, batchBodyLimit }: { store: Store; hub: ChangeHub; batchBodyLimit: number },
+  { store, tracing, batchBodyLimit }: { store: Store; tracing: Tracing | undefined; batchBodyLimit: number },
 ): Promise<void> {
-  /** A write's answer says where in the change log it stands, and the feed learns of it at once. */
+  /** What each write's use-case is given beside the store. */
+  const context = { tracing };
+  /**
+   * A write's answer says where in the change log it stands (the feed learnt of it from the
+   * store, as the write was acknowledged).
+   */
   const at = (reply: FastifyReply, position: bigint): void => {
     reply.header('change-position', String(position));
-    hub.saw(position);
   };
   const logged = (reply: FastifyReply, { plant, position }: PlantChanged): PlantRecord => {
     at(reply, position);
@@ -50,7 +54,7 @@ export async function plantRoutes(
   };
 
   app.operation('addPlant', async (request, reply) =>
-    toPlant(withEtag(reply, logged(reply, await createPlant(store, request.body)))),
+    toPlant(withEtag(reply, logged(reply, await createPlant(store, request.body, context)))),
   );
 
   app.operation('listPlants', async (request, reply) => {
@@ -84,7 +88,7 @@ export async function plantRoutes(
     'replacePlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      const plant = logged(reply, await replacePlant(store, id, request.body, conditions));
+      const plant = logged(reply, await replacePlant(store, id, request.body, conditions, context));
       return toPlant(withEtag(reply, plant));
     },
     own,
@@ -94,7 +98,7 @@ export async function plantRoutes(
     'patchPlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      return toPlant(withEtag(reply, logged(reply, await patchPlant(store, id, request.body, conditions))));
+      return toPlant(withEtag(reply, logged(reply, await patchPlant(store, id, request.body, conditions, context))));
     },
     own,
   );
@@ -103,7 +107,7 @@ export async function plantRoutes(
     'deletePlant',
     async (request, reply) => {
       const { id, conditions } = target(request);
-      logged(reply, await deletePlant(store, id, conditions));
+      logged(reply, await deletePlant(store, id, conditions, context));
       return reply.code(204).send();
     },
     own,
@@ -112,7 +116,7 @@ export async function plantRoutes(
   app.operation(
     'writePlantBatch',
     async (request, reply) => {
-      const { results, position } = await writeBatch(store, request.body);
+      const { results, position } = await writeBatch(store, request.body, context);
       at(reply, position);
       return {
         results: results.map(({ plant, deleted }) =>

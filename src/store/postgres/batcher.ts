@@ -1,4 +1,4 @@
-import { tracing, type TraceContext } from '../../tracing/tracing.js';
+import type { TraceContext, Tracing } from '../../tracing/tracing.js';
 
 /** What the items of a batch are given: the time left to the earliest of their deadlines. */
 export type RunBatch<I, O> = (items: I[], timeoutMs: number) => Promise<PromiseSettledResult<O>[]>;
@@ -36,6 +36,8 @@ export class Batcher<I, O> {
     private readonly maxInFlight: number,
     private readonly budget: { ms: number; late: () => Error },
     private readonly maxBatch = 500,
+    /** Traces, when on: a batch's transaction is in the traces of its items. */
+    private readonly tracing?: Pick<Tracing, 'current' | 'gathered'>,
   ) {}
 
   /** Items waiting for a batch. */
@@ -52,7 +54,7 @@ export class Batcher<I, O> {
         if ('value' in outcome) resolve(outcome.value);
         else reject(outcome.error);
       };
-      this.queue.push({ item, deadline: Date.now() + this.budget.ms, settle, trace: tracing?.current() });
+      this.queue.push({ item, deadline: Date.now() + this.budget.ms, settle, trace: this.tracing?.current() });
       this.schedule();
       this.sweepAtDeadline();
     });
@@ -100,8 +102,8 @@ export class Batcher<I, O> {
   private run(live: Entry<I, O>[], timeoutMs: number): Promise<PromiseSettledResult<O>[]> {
     const items = live.map((e) => e.item);
     const run = () => this.runBatch(items, timeoutMs);
-    if (tracing === undefined) return run();
-    return tracing.gathered(
+    if (this.tracing === undefined) return run();
+    return this.tracing.gathered(
       live.map((e) => e.trace),
       run,
     );

@@ -8,7 +8,7 @@ import type { Run } from './rows.js';
  * The log's current position: its last change, or just below its floor while it holds none since
  * (rows below the floor are older events kept for their webhook deliveries).
  */
-export const CURRENT_POSITION = `SELECT greatest((SELECT floor - 1 FROM change_log), (SELECT max(seq) FROM events))`;
+export const CURRENT_POSITION = `SELECT greatest((SELECT floor - 1 FROM change_floor), (SELECT max(seq) FROM changes))`;
 
 /**
  * A sequence would hand positions out before the commit: two transactions that took 10 and 11
@@ -33,7 +33,7 @@ export const LOCK = `SELECT pg_advisory_xact_lock(hashtext('plant-store change l
  * position before them.
  */
 export const LOG_CHANGES = `WITH cur AS (${CURRENT_POSITION} AS p), ev AS (
-  INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at)
+  INSERT INTO changes (seq, type, plant_id, body, tag, old_tag, created_at)
   SELECT cur.p + u.n, u.type, u.plant_id, u.body, u.tag, u.old_tag, u.created_at
   FROM cur, unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[])
        WITH ORDINALITY AS u (type, plant_id, body, tag, old_tag, created_at, n)
@@ -46,7 +46,7 @@ export const LOG_CHANGES = `WITH cur AS (${CURRENT_POSITION} AS p), ev AS (
 SELECT (SELECT p FROM cur)::text AS before`;
 
 /**
- * Writes changes to the change log (the events table, whose seq is the position) and one outbox
+ * Writes changes to the change log (the changes table, whose seq is the position) and one outbox
  * delivery per endpoint that subscribes to each, under the log's lock, then commits: the last
  * step of a write transaction. Resolves to the changes' positions, in their order.
  */
@@ -97,11 +97,11 @@ const change = (r: ChangeRow): Change =>
   });
 
 /** The change log of the PostgreSQL store: see LOCK for why reading it by position is safe. */
-export function postgresChanges(run: Run): ChangeLog {
+export function postgresChanges(run: Run): Omit<ChangeLog, 'onWritten'> {
   return {
     async bounds() {
       const [row] = await run<{ floor: string; current: string }>({
-        text: `SELECT floor::text AS floor, (${CURRENT_POSITION})::text AS current FROM change_log`,
+        text: `SELECT floor::text AS floor, (${CURRENT_POSITION})::text AS current FROM change_floor`,
       });
       return { floor: BigInt(row!.floor), current: BigInt(row!.current) };
     },
@@ -111,19 +111,19 @@ export function postgresChanges(run: Run): ChangeLog {
       let end = upTo;
       if (filter.id !== undefined) {
         rows = await run<ChangeRow>({
-          text: `SELECT ${COLUMNS} FROM events WHERE plant_id = $4 AND seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
+          text: `SELECT ${COLUMNS} FROM changes WHERE plant_id = $4 AND seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
           values: [...range, String(filter.id)],
         });
       } else if (filter.tags !== undefined) {
         end = after + SCAN_WINDOW < upTo ? after + SCAN_WINDOW : upTo;
         rows = await run<ChangeRow>({
-          text: `SELECT ${COLUMNS} FROM events WHERE seq > $1 AND seq <= $2
+          text: `SELECT ${COLUMNS} FROM changes WHERE seq > $1 AND seq <= $2
                    AND (tag = ANY ($4::text[]) OR old_tag = ANY ($4::text[])) ORDER BY seq LIMIT $3`,
           values: [String(after), String(end), limit, filter.tags],
         });
       } else {
         rows = await run<ChangeRow>({
-          text: `SELECT ${COLUMNS} FROM events WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
+          text: `SELECT ${COLUMNS} FROM changes WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
           values: range,
         });
       }
@@ -137,15 +137,15 @@ export function postgresChanges(run: Run): ChangeLog {
       const [row] = await run<{ n: string }>({
         text: `WITH kept AS (
                  SELECT coalesce(
-                   (SELECT seq FROM events WHERE seq >= (SELECT floor FROM change_log) AND created_at >= $1
+                   (SELECT seq FROM changes WHERE seq >= (SELECT floor FROM change_floor) AND created_at >= $1
                     ORDER BY seq LIMIT 1),
                    (${CURRENT_POSITION}) + 1) AS seq
                ), gone AS (
-                 DELETE FROM events WHERE seq >= (SELECT floor FROM change_log) AND seq < (SELECT seq FROM kept)
-                   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')
+                 DELETE FROM changes WHERE seq >= (SELECT floor FROM change_floor) AND seq < (SELECT seq FROM kept)
+                   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = changes.seq AND d.state = 'pending')
                  RETURNING seq
                ), raised AS (
-                 UPDATE change_log SET floor = greatest(floor, (SELECT seq FROM kept))
+                 UPDATE change_floor SET floor = greatest(floor, (SELECT seq FROM kept))
                )
                SELECT count(*)::text AS n FROM gone`,
         values: [String(before)],

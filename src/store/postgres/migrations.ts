@@ -45,8 +45,8 @@ export type PostgresMigration = string | ((query: MigrationQuery) => Promise<voi
  * Starts a new change log (a restore): its floor the time now in microseconds, or past its last
  * position if that is higher.
  */
-export const POSTGRES_NEW_CHANGE_LOG = `UPDATE change_log SET floor = greatest(
-     (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, (SELECT max(seq) + 1 FROM events), floor);`;
+export const POSTGRES_NEW_CHANGE_LOG = `UPDATE change_floor SET floor = greatest(
+     (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, (SELECT max(seq) + 1 FROM changes), floor);`;
 
 /**
  * Versioned schema changes, applied in order; `schema_migrations` records which ran. Never edit
@@ -225,6 +225,13 @@ ${wordsFollow(
   // of at its event's time.
   `ALTER TABLE webhook_endpoints ADD COLUMN last_failure text, ADD COLUMN last_failure_at bigint;
    ALTER TABLE deliveries ADD COLUMN redelivered_at bigint;`,
+  // The change log is named for what it is: \`events\` (the webhook outbox's name, from before the
+  // log) becomes \`changes\`, and \`change_log\`, which holds only the log's floor, \`change_floor\`.
+  // Renamed in place: every row, its position (seq) and the deliveries that point at it stay.
+  `ALTER TABLE events RENAME TO changes;
+   ALTER INDEX events_pkey RENAME TO changes_pkey;
+   ALTER INDEX events_plant RENAME TO changes_plant;
+   ALTER TABLE change_log RENAME TO change_floor;`,
 ];
 
 /**

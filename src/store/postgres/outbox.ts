@@ -59,7 +59,7 @@ export function postgresOutbox(run: Run, transaction: <T>(work: (run: Run) => Pr
                    AND (d.locked_until IS NULL OR d.locked_until <= $1)
                  RETURNING d.event_seq, d.endpoint_id, d.attempts, d.redelivered_at)
                SELECT c.event_seq, c.endpoint_id, c.attempts, c.redelivered_at, ${eventIdOf('ev')} AS id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
-               FROM c JOIN events ev ON ev.seq = c.event_seq JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
+               FROM c JOIN changes ev ON ev.seq = c.event_seq JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
         values: [String(now), String(leaseUntil), [...limits.keys()], [...limits.values()]],
       });
       return rows.map((r) => ({

@@ -5,6 +5,8 @@ import type { PlantListQuery } from '../../domain/plant-query.js';
 import type { PlantWrite, Written } from '../../domain/plant-write.js';
 import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
+import type { Tracing } from '../../tracing/tracing.js';
+import { Acknowledged } from '../acknowledged.js';
 import { applyWrites, type ApplyOptions } from '../write-path.js';
 import { Batcher } from './batcher.js';
 import { OPERATION_BUDGET_MS } from './connection.js';
@@ -50,9 +52,13 @@ export class PostgresPlants implements PlantStore {
   /** Write transactions committed, and the plant writes they carried. */
   readonly committed = { commits: 0, writes: 0 };
 
+  /** Told of every write this store commits, as it is acknowledged (the change feed's hub listens). */
+  readonly acknowledged = new Acknowledged();
+
   constructor(
     private readonly pool: PostgresPool,
     poolSize: number,
+    tracing?: Tracing,
   ) {
     const budget = { ms: OPERATION_BUDGET_MS, late };
     this.writes = new Batcher(
@@ -60,6 +66,8 @@ export class PostgresPlants implements PlantStore {
         this.writeTogether(batch, Date.now() + (timeoutMs > SERVER_FIRST_MS ? timeoutMs - SERVER_FIRST_MS : timeoutMs)),
       Math.min(WRITE_CONNECTIONS, poolSize),
       budget,
+      undefined,
+      tracing,
     );
     this.reads = new PlantReads(pool.run, poolSize);
   }
@@ -100,7 +108,7 @@ export class PostgresPlants implements PlantStore {
     );
     this.committed.commits++;
     this.committed.writes += writes.length;
-    return outcomes;
+    return this.acknowledged.told(outcomes);
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { tracing } from '../../tracing/tracing.js';
+import type { Tracing } from '../../tracing/tracing.js';
 import {
   beginWith,
   IDLE_IN_TRANSACTION_MS,
@@ -76,7 +76,7 @@ function sendAlone(primary: Primary, prelude: string): Send {
  * A transaction's span, from the wait for a connection to the answer to its COMMIT, when it is a
  * request's (or a batch's of requests: batcher.ts).
  */
-function traced<T>(transaction: Promise<T>): Promise<T> {
+function traced<T>(tracing: Tracing | undefined, transaction: Promise<T>): Promise<T> {
   const span = tracing?.transaction('postgresql');
   if (span === undefined) return transaction;
   transaction.then(
@@ -96,7 +96,11 @@ export class PostgresPool {
   /** A token's look-up by a request, with its own short budget: see TOKEN_LOOKUP_BUDGET_MS. */
   readonly lookUp: Run;
 
-  constructor(settings: PostgresSettings) {
+  constructor(
+    settings: PostgresSettings,
+    /** Traces, when on (services.ts): its transactions are spans. */
+    private readonly tracing?: Tracing,
+  ) {
     this.primary = new Primary(settings);
     this.schema = settings.schema;
     const alone = sendAlone(
@@ -147,6 +151,7 @@ export class PostgresPool {
    */
   transaction<T>(work: (run: Run) => Promise<T>): Promise<T> {
     return traced(
+      this.tracing,
       this.withClient(async (client) => {
         const run = runOn((query) => client.query(query));
         await run({ text: this.begin() });
@@ -204,7 +209,7 @@ export class PostgresPool {
       return result;
     });
     // A batch its work refused (a write's precondition) rolled back as asked: no failure of its span.
-    return traced(done).then((result) => (refused ? Promise.reject(refused.error) : (result as T)));
+    return traced(this.tracing, done).then((result) => (refused ? Promise.reject(refused.error) : (result as T)));
   }
 
   end(): Promise<void> {

@@ -1,4 +1,5 @@
 import { StoreMissingError, StoreUnavailableError } from '../../domain/errors.js';
+import type { Tracing } from '../../tracing/tracing.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
 import type { ChangeLog } from '../changes.js';
 import type { StoreKind } from '../schema-versions.js';
@@ -29,9 +30,9 @@ export const POSTGRES_BACKUP: BackupParts<Run> = {
  * to one (test/store/backup.test.ts holds the schema to that).
  */
 export const POSTGRES_NOT_BACKED_UP: Readonly<Record<string, string>> = {
-  events: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (README)',
+  changes: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (README)',
   deliveries: 'the webhook outbox: deliveries under way are not part of a backup (README)',
-  change_log: 'where the change log starts (see events)',
+  change_floor: 'where the change log starts (see changes)',
   schema_migrations: "the migrations' bookkeeping: a backup records its schema version in its header",
 };
 
@@ -68,20 +69,25 @@ export class PostgresStore implements Store {
   constructor(
     databaseUrl: string,
     poolSize: number,
-    { mustExist = false, standbys }: { mustExist?: boolean; standbys?: StandbySettings } = {},
+    {
+      mustExist = false,
+      standbys,
+      tracing,
+    }: { mustExist?: boolean; standbys?: StandbySettings; tracing?: Tracing } = {},
   ) {
     const settings = postgresSettings(databaseUrl, poolSize);
     this.schema = settings.schema;
     this.mustExist = mustExist;
-    const pool = new PostgresPool(settings);
+    const pool = new PostgresPool(settings, tracing);
     this.pool = pool;
-    this.plants = new PostgresPlants(pool, poolSize);
+    this.plants = new PostgresPlants(pool, poolSize, tracing);
     this.tokens = postgresTokens(pool.run, pool.lookUp);
     this.webhooks = postgresWebhooks(pool.run, (work) => pool.transaction(work));
     this.changes = {
       ...postgresChanges(pool.run),
       // The first primary found (at start) is no change of history; each one after it is.
       onReplaced: (listener) => pool.primary.onChange((_, previous) => previous !== undefined && listener()),
+      onWritten: (listener) => this.plants.acknowledged.listen(listener),
     };
     this.primaryReads = { plants: this.plants.reads, changes: this.changes };
     // Where writes go: the host of DATABASE_URL, or its list when it names several (failover).

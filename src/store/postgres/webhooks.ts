@@ -71,7 +71,7 @@ export function postgresWebhooks(
           last_attempt_at: string | null;
         }>({
           text: `SELECT ${eventIdOf('ev')} AS event_id, ev.type, d.state, d.attempts, d.last_status, d.last_error, d.last_attempt_at
-                 FROM deliveries d JOIN events ev ON ev.seq = d.event_seq
+                 FROM deliveries d JOIN changes ev ON ev.seq = d.event_seq
                  WHERE d.endpoint_id = $1 AND d.attempts > 0 ORDER BY d.last_attempt_at DESC LIMIT $2`,
           values: [e.id, recent],
         });

@@ -9,13 +9,13 @@ import { sqliteRead, type SqliteAccess } from './writer.js';
  * The log's current position: its last change, or just below its floor while it holds none since
  * (rows below the floor are older events kept for their webhook deliveries).
  */
-export const CURRENT_POSITION = `SELECT max((SELECT floor - 1 FROM change_log), coalesce((SELECT max(seq) FROM events), 0))`;
+export const CURRENT_POSITION = `SELECT max((SELECT floor - 1 FROM change_floor), coalesce((SELECT max(seq) FROM changes), 0))`;
 
 /** Most changes one INSERT writes: its statement is prepared once for each count up to this. */
 const ROWS = 100;
 
 /**
- * Writes changes to the change log (the events table, whose seq is the position), on the write
+ * Writes changes to the change log (the changes table, whose seq is the position), on the write
  * connection inside the writer's transaction, with one outbox delivery per endpoint that
  * subscribes to each: a change is committed with what it announces, or not at all. One writer
  * commits one transaction at a time, so positions ascend in commit order by themselves: each
@@ -28,13 +28,13 @@ export function sqliteLog(
   const insert = manyRows(
     db,
     ROWS,
-    (n) => `INSERT INTO events (seq, type, plant_id, body, tag, old_tag, created_at) VALUES ${valuesOf(n, 7)}`,
+    (n) => `INSERT INTO changes (seq, type, plant_id, body, tag, old_tag, created_at) VALUES ${valuesOf(n, 7)}`,
   );
   const s = {
     // Each change of the range to every enabled endpoint that subscribes to its type.
     insertDeliveries: db.prepare<[bigint, bigint]>(
       `INSERT INTO deliveries (event_seq, endpoint_id, plant_id, next_attempt_at)
-       SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM events ev JOIN webhook_endpoints e
+       SELECT ev.seq, e.id, ev.plant_id, ev.created_at FROM changes ev JOIN webhook_endpoints e
        ON e.enabled = 1 AND instr(' ' || e.events || ' ', ' ' || ev.type || ' ') > 0
        WHERE ev.seq BETWEEN ? AND ?`,
     ),
@@ -83,20 +83,20 @@ const change = (r: ChangeRow): Change =>
  * their fsync. Another process's writes (a command) count once they are seen, as that process
  * syncs its own commits before it returns.
  */
-export function sqliteChanges({ read, write, writer }: SqliteAccess): ChangeLog {
+export function sqliteChanges({ read, write, writer }: SqliteAccess): Omit<ChangeLog, 'onWritten'> {
   const s = {
-    floor: read.prepare<[], bigint>('SELECT floor FROM change_log').pluck(),
+    floor: read.prepare<[], bigint>('SELECT floor FROM change_floor').pluck(),
     current: read.prepare<[], bigint>(CURRENT_POSITION).pluck(),
     // As a commit returns: every change this writer committed is at or below it.
-    committed: write.prepare<[], bigint>('SELECT coalesce(max(seq), 0) FROM events').pluck(),
+    committed: write.prepare<[], bigint>('SELECT coalesce(max(seq), 0) FROM changes').pluck(),
     all: read.prepare<{ after: bigint; upTo: bigint; limit: number }, ChangeRow>(
-      `SELECT ${COLUMNS} FROM events WHERE seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
+      `SELECT ${COLUMNS} FROM changes WHERE seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
     ),
     one: read.prepare<{ after: bigint; upTo: bigint; limit: number; id: bigint }, ChangeRow>(
-      `SELECT ${COLUMNS} FROM events WHERE plant_id = @id AND seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
+      `SELECT ${COLUMNS} FROM changes WHERE plant_id = @id AND seq > @after AND seq <= @upTo ORDER BY seq LIMIT @limit`,
     ),
     tagged: read.prepare<{ after: bigint; upTo: bigint; limit: number; tags: string }, ChangeRow>(
-      `SELECT ${COLUMNS} FROM events WHERE seq > @after AND seq <= @upTo
+      `SELECT ${COLUMNS} FROM changes WHERE seq > @after AND seq <= @upTo
          AND (tag IN (SELECT value FROM json_each(@tags)) OR old_tag IN (SELECT value FROM json_each(@tags)))
        ORDER BY seq LIMIT @limit`,
     ),
@@ -105,15 +105,15 @@ export function sqliteChanges({ read, write, writer }: SqliteAccess): ChangeLog 
     // costs one row's read, not a walk of every change.
     kept: write
       .prepare<[number], bigint>(
-        `SELECT seq FROM events WHERE seq >= (SELECT floor FROM change_log) AND created_at >= ? ORDER BY seq LIMIT 1`,
+        `SELECT seq FROM changes WHERE seq >= (SELECT floor FROM change_floor) AND created_at >= ? ORDER BY seq LIMIT 1`,
       )
       .pluck(),
     prune: write.prepare<[bigint]>(
-      `DELETE FROM events WHERE seq >= (SELECT floor FROM change_log) AND seq < ?
-         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')`,
+      `DELETE FROM changes WHERE seq >= (SELECT floor FROM change_floor) AND seq < ?
+         AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = changes.seq AND d.state = 'pending')`,
     ),
     next: write.prepare<[], bigint>(`${CURRENT_POSITION} + 1`).pluck(),
-    raise: write.prepare<[bigint]>('UPDATE change_log SET floor = max(floor, ?)'),
+    raise: write.prepare<[bigint]>('UPDATE change_floor SET floor = max(floor, ?)'),
   };
   /** The position of the last commit made durable by this process's writer (what opening found, first). */
   let durable = s.committed.get()!;

@@ -2,6 +2,7 @@ import { closeSync, constants, existsSync, mkdirSync, openSync, rmdirSync, rmSyn
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreMissingError, StoreUnavailableError } from '../../domain/errors.js';
+import type { Tracing } from '../../tracing/tracing.js';
 
 export interface OpenOptions {
   /** Create the file's directory (owner-only) when it is missing: only the default store's. */
@@ -10,6 +11,8 @@ export interface OpenOptions {
   checkpointPages?: number;
   /** Only a store that exists is opened: nothing is created (the commands but serve, migrate and restore). */
   mustExist?: boolean;
+  /** Traces, when on (services.ts): the writer's transactions are spans. */
+  tracing?: Tracing;
 }
 
 /**

@@ -64,8 +64,8 @@ const SQLITE_NOW_MICROSECONDS = `CAST((julianday('now') - 2440587.5) * 864000000
  * Starts a new change log (a restore): its floor the time now in microseconds, or past its last
  * position if that is higher.
  */
-export const sqliteNewChangeLog = `UPDATE change_log SET floor = max(${SQLITE_NOW_MICROSECONDS},
-     coalesce((SELECT max(seq) FROM events), 0) + 1, floor);`;
+export const sqliteNewChangeLog = `UPDATE change_floor SET floor = max(${SQLITE_NOW_MICROSECONDS},
+     coalesce((SELECT max(seq) FROM changes), 0) + 1, floor);`;
 
 /**
  * Versioned schema changes, applied in order; `PRAGMA user_version` records how many ran.
@@ -207,6 +207,15 @@ export const sqliteMigrations: string[] = [
   `ALTER TABLE webhook_endpoints ADD COLUMN last_failure TEXT;
    ALTER TABLE webhook_endpoints ADD COLUMN last_failure_at INTEGER;
    ALTER TABLE deliveries ADD COLUMN redelivered_at INTEGER;`,
+  // The change log is named for what it is: \`events\` (the webhook outbox's name, from before the
+  // log) becomes \`changes\`, and \`change_log\`, which holds only the log's floor, \`change_floor\`.
+  // Renamed in place: every row, its position (seq) and the deliveries that point at it stay
+  // (SQLite rewrites the deliveries' foreign key to the new name). An index cannot be renamed:
+  // events_plant is made again under the table's name.
+  `ALTER TABLE events RENAME TO changes;
+   DROP INDEX events_plant;
+   CREATE INDEX changes_plant ON changes (plant_id, seq);
+   ALTER TABLE change_log RENAME TO change_floor;`,
 ];
 
 /**

@@ -37,7 +37,7 @@ export function sqliteOutbox(access: SqliteAccess): Outbox {
       { id: string; type: string; plant_id: bigint; body: string; created_at: bigint; url: string; secret: string }
     >(
       `SELECT ${eventIdOf('ev')} AS id, ev.type, ev.plant_id, ev.body, ev.created_at, e.url, e.secret
-       FROM events ev, webhook_endpoints e WHERE ev.seq = ? AND e.id = ?`,
+       FROM changes ev, webhook_endpoints e WHERE ev.seq = ? AND e.id = ?`,
     ),
     record: write.prepare(
       `UPDATE deliveries SET state = @state, attempts = attempts + 1, next_attempt_at = @next, locked_until = NULL,

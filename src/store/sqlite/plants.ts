@@ -3,6 +3,7 @@ import type { PlantRecord } from '../../domain/plant.js';
 import type { PlantWrite, Written } from '../../domain/plant-write.js';
 import { SNAPSHOT_PAGE, type RecordsInBackup } from '../backup.js';
 import type { PlantStore } from '../plants.js';
+import type { Acknowledged } from '../acknowledged.js';
 import { applyWrites } from '../write-path.js';
 import { plantFromRow, type PlantRow } from './rows.js';
 import { sqliteLog } from './changes.js';
@@ -15,7 +16,7 @@ import { sqliteRead, type JobKind, type SqliteAccess } from './writer.js';
  * The plants of the SQLite store: reads on the read connection; writes through the writer, whose
  * transaction the write path runs in (plant-tx.ts), with the outbox's rows (outbox.ts).
  */
-export function sqlitePlants({ read, write, writer }: SqliteAccess): PlantStore {
+export function sqlitePlants({ read, write, writer }: SqliteAccess, acknowledged: Acknowledged): PlantStore {
   const s = {
     get: read.prepare<[bigint], PlantRow>('SELECT id, name, tag FROM plants WHERE id = ?'),
     listFirst: read.prepare<[number], PlantRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
@@ -38,11 +39,13 @@ export function sqlitePlants({ read, write, writer }: SqliteAccess): PlantStore 
   };
 
   return {
-    write: (w) => writer.add(writes, w),
-    writeAll: (all) => writer.run(() => applyWrites(all, tx)),
+    // Each resolves once durable, and the feed hears of it then (acknowledged.ts).
+    write: (w) => writer.add(writes, w).then((done) => acknowledged.told(done)),
+    writeAll: (all) => writer.run(() => applyWrites(all, tx)).then((done) => acknowledged.told(done)),
     // A job of the writer's transaction like any other, in a savepoint of its own: a refused
     // batch rolls back to it alone, and the writes queued beside it share its commit.
-    writeBatch: (all) => writer.run(() => applyWrites(all, tx, { allOrNothing: true })),
+    writeBatch: (all) =>
+      writer.run(() => applyWrites(all, tx, { allOrNothing: true })).then((done) => acknowledged.told(done)),
     /**
      * Merges the search index a step at a time, each step a transaction of its own: a server
      * writing to the same file meanwhile waits for one step (at most 140 ms on 1,000,000 plants),

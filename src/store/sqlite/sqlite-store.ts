@@ -3,6 +3,8 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import type { BackupParts, RestoreTarget, StoreSnapshot } from '../backup.js';
+import type { Tracing } from '../../tracing/tracing.js';
+import { Acknowledged } from '../acknowledged.js';
 import type { ChangeLog } from '../changes.js';
 import type { PlantStore } from '../plants.js';
 import type { StoreKind } from '../schema-versions.js';
@@ -32,10 +34,10 @@ export const SQLITE_BACKUP: BackupParts<Database.Database> = {
  * to one (test/store/backup.test.ts holds the schema to that).
  */
 export const SQLITE_NOT_BACKED_UP: Readonly<Record<string, string>> = {
-  events: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (README)',
+  changes: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (README)',
   deliveries: 'the webhook outbox: deliveries under way are not part of a backup (README)',
-  change_log: 'where the change log starts (see events)',
-  sqlite_sequence: "SQLite's own: the last number AUTOINCREMENT gave (events.seq)",
+  change_floor: 'where the change log starts (see changes)',
+  sqlite_sequence: "SQLite's own: the last number AUTOINCREMENT gave (changes.seq, before migration 6)",
 };
 
 /**
@@ -64,11 +66,15 @@ export class SqliteStore implements Store {
       }
     | undefined;
 
+  /** Traces, when on: given to the writer. */
+  private readonly tracing: Tracing | undefined;
+
   constructor(
     readonly path: string,
     options: OpenOptions = { createDirectory: false },
   ) {
     this.created = prepareFile(path, options);
+    this.tracing = options.tracing;
     let connections: ReturnType<typeof openConnections>;
     try {
       connections = openConnections(path);
@@ -126,15 +132,16 @@ export class SqliteStore implements Store {
   async migrate(): Promise<number> {
     const applied = migrate(this.writeDb);
     const sync = new WalSync(`${this.path}-wal`);
-    const writer = new SqliteWriter(this.writeDb, sync, () => checkpointFits(this.writeDb, this.path));
+    const writer = new SqliteWriter(this.writeDb, sync, () => checkpointFits(this.writeDb, this.path), this.tracing);
     const access = { read: this.readDb, write: this.writeDb, writer };
+    const acknowledged = new Acknowledged();
     this.ready = {
       sync,
       writer,
-      plants: sqlitePlants(access),
+      plants: sqlitePlants(access, acknowledged),
       tokens: sqliteTokens(access),
       webhooks: sqliteWebhooks(access),
-      changes: sqliteChanges(access),
+      changes: { ...sqliteChanges(access), onWritten: (listener) => acknowledged.listen(listener) },
     };
     return applied;
   }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../domain/errors.js';
-import { tracing, type TraceContext } from '../../tracing/tracing.js';
+import type { TraceContext, Tracing } from '../../tracing/tracing.js';
 import type { WalSync } from './wal-sync.js';
 
 /** SQLite failures that mean "storage unavailable" (503) rather than a bug (500). */
@@ -118,6 +118,8 @@ export class SqliteWriter {
     private readonly sync: WalSync,
     /** Whether the disk has room for a checkpoint of the WAL as it is to finish (checkpoint-room.ts). */
     private readonly checkpointFits: () => boolean,
+    /** Traces, when on: each transaction's span, in the traces of the jobs it carries. */
+    private readonly tracing?: Tracing,
   ) {
     // A busy lock is waited for asynchronously below, never by blocking the event loop.
     db.pragma('busy_timeout = 0');
@@ -146,7 +148,7 @@ export class SqliteWriter {
   add<I, O>(kind: JobKind<I, O>, item: I): Promise<O> {
     if (this.closing) return Promise.reject(new StoreUnavailableError(new Error('the store is closing')));
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ kind, item, resolve, reject, trace: tracing?.current() } as Job);
+      this.queue.push({ kind, item, resolve, reject, trace: this.tracing?.current() } as Job);
       this.schedule();
     });
   }
@@ -170,7 +172,7 @@ export class SqliteWriter {
     let settled: Settled[] | undefined;
     let whenDurable: (() => void) | undefined;
     // One span for the transaction and its fsync, in the trace of its first traced job, linked to the others'.
-    const span = tracing?.transaction('sqlite', traces(batch));
+    const span = this.tracing?.transaction('sqlite', traces(batch));
     let failure: unknown;
     try {
       this.keepJournalInMemory(batch.length <= SMALL_BATCH && batch.every((job) => job.kind.small));

@@ -1,6 +1,6 @@
 import { followFrom, matches, type Change, type ChangeFilter } from '../domain/change.js';
 import { GoneError } from '../domain/errors.js';
-import type { ChangeHub } from '../feed/hub.js';
+import type { ChangeHub } from './hub.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { StoreReads } from '../store/store.js';
 

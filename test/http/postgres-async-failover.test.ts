@@ -219,7 +219,7 @@ describe('PostgreSQL asynchronous failover: changes the promotion lost are never
     );
     const events = (
       await standby.sql<{ seq: string; plant_id: string }>(
-        `SELECT seq::text, plant_id::text FROM ${SCHEMA}.events WHERE seq > $1 ORDER BY seq`,
+        `SELECT seq::text, plant_id::text FROM ${SCHEMA}.changes WHERE seq > $1 ORDER BY seq`,
         [String(listedAt)],
       )
     ).map((r) => `${r.seq}:${r.plant_id}`);

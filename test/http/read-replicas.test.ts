@@ -90,7 +90,7 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
   /** Until the instance's standby is usable and has replayed `position`: plain reads see it there. */
   async function caughtUp(server: ServerProcess, position: bigint): Promise<void> {
     const seen = await pollUntil(async () => {
-      const [row] = await standby.sql<{ p: string }>('SELECT max(seq)::text AS p FROM replicas.events');
+      const [row] = await standby.sql<{ p: string }>('SELECT max(seq)::text AS p FROM replicas.changes');
       return row?.p !== null && BigInt(row!.p) >= position && (await readMetrics(server)).usable === 1;
     }, 20_000);
     assert.ok(seen, 'the standby did not catch up');

@@ -29,12 +29,14 @@ export function filterOf(query: Pick<ChangesInput, 'tag' | 'id'>): ChangeFilter 
 
 /**
  * The position a reader follows from: `after` when the log can still give every change past it,
- * else GoneError. A position past what this instance has seen (`after`, or the Change-Position
- * `atLeast` the reader must see) is checked against the primary (another instance may have made
- * it), never against a standby that may not have it yet.
+ * else GoneError. A position at or past the end of this instance's view (`after`, or the
+ * Change-Position `atLeast` the reader must see) is checked against the primary, never against a
+ * standby that may not have it yet: another instance may have acknowledged a write past it a
+ * moment ago, which this one would otherwise show only at its next look at the log (up to
+ * 200 ms). The read that follows goes up to what the primary said (`bounds` moves `known`).
  */
 export async function startingPoint({ hub }: Feed, after: bigint | undefined, atLeast = 0n): Promise<bigint> {
-  const fresh = (after ?? 0n) > hub.known || atLeast > hub.known || (after ?? 0n) < hub.floor - 1n;
+  const fresh = (after ?? 0n) >= hub.known || atLeast > hub.known || (after ?? 0n) < hub.floor - 1n;
   return followFrom(after, fresh ? await hub.bounds() : { floor: hub.floor, current: hub.known });
 }
 

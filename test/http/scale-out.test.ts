@@ -69,6 +69,25 @@ describe('two instances on one PostgreSQL database', suiteOptions('postgres'), (
     assert.equal((await postPlant(a.url, token, '{"id":-9223372036854775808,"name":"other"}')).status, 409);
   });
 
+  it('a page of changes through one instance holds what the other just acknowledged, every time', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const stale: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a];
+      // Where the reader's view of the log ends: the position of a list it has just answered.
+      const listed = await send(reader.url, { path: '/plants?limit=1', headers: auth });
+      const view = BigInt(listed.headers['change-position'] as string);
+      const created = await postPlant(writer.url, token, `{"id":${7000 + i},"name":"Fern"}`);
+      const position = BigInt(created.headers['change-position'] as string);
+      for (const after of [view, position - 1n]) {
+        const page = await send(reader.url, { path: `/plants/changes?after=${after}`, headers: auth });
+        const got = (JSON.parse(page.text) as { id: number }[]).map((c) => c.id);
+        if (!got.includes(7000 + i)) stale.push(`write ${i} at ${position}: after=${after} gave ${page.text}`);
+      }
+    }
+    assert.deepEqual(stale, []);
+  });
+
   it('creates one id once when both instances race to create it', async () => {
     const urls = [a.url, b.url];
     for (let round = 0; round < 10; round++) {

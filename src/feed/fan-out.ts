@@ -50,6 +50,8 @@ export interface Client {
 export interface Framing {
   event(change: Change): string;
   readonly heartbeat: string;
+  /** A position with no change: the reader resumes from it (an `id:` with no data). */
+  bookmark(position: bigint): string;
 }
 
 /**
@@ -127,6 +129,8 @@ interface Stream {
   filter: ChangeFilter;
   /** Every change up to here has been written to it (or passed over by its filter). */
   after: bigint;
+  /** Where its reader would resume from: the last event's position or bookmark written, or where it began. */
+  told: bigint;
   /** Reading the store (behind the hub's memory) or waiting for its reader: the flush leaves it. */
   busy: boolean;
   closed: boolean;
@@ -145,6 +149,8 @@ interface Slice {
   text: string;
   bytes: number;
   through: bigint | undefined;
+  /** The position of the last event in `text`. */
+  last: bigint | undefined;
 }
 
 /**
@@ -159,16 +165,18 @@ function sliceOf(
 ): Slice {
   let text = '';
   let bytes = 0;
+  let last: bigint | undefined;
   for (let i = 0; i < changes.length; i++) {
     const c = changes[i]!;
     if (!matches(c, filter)) continue;
     const event = eventOf(c);
     const size = Buffer.byteLength(event);
-    if (bytes > 0 && bytes + size > room) return { text, bytes, through: changes[i - 1]!.position };
+    if (bytes > 0 && bytes + size > room) return { text, bytes, through: changes[i - 1]!.position, last };
     text += event;
     bytes += size;
+    last = c.position;
   }
-  return { text, bytes, through: undefined };
+  return { text, bytes, through: undefined, last };
 }
 
 /**
@@ -274,7 +282,7 @@ export class ChangeStreams {
   open(place: Place, sink: Sink, after: bigint, filter: ChangeFilter): void {
     if (place.gone) return;
     const unfollow = this.feed.hub.follow();
-    const stream: Stream = { place, sink, unfollow, filter, after, busy: false, closed: false };
+    const stream: Stream = { place, sink, unfollow, filter, after, told: after, busy: false, closed: false };
     place.stream = stream;
     this.streams.add(stream);
     this.scheduleFlush();
@@ -347,7 +355,10 @@ export class ChangeStreams {
       }
       // Past the last event written, or every change up to `upTo` (written or passed over).
       s.after = slice.through ?? upTo;
-      if (slice.text) this.send(s, slice.text);
+      if (slice.text) {
+        s.told = slice.last!;
+        this.send(s, slice.text);
+      }
       // Cut short by its bound: the rest follows once the reader has taken what it has.
       if (slice.through !== undefined && !s.busy) this.scheduleFlush();
     }
@@ -386,6 +397,7 @@ export class ChangeStreams {
         // As much as its bound holds; what did not fit is read again once it has drained.
         const slice = sliceOf(this.options.framing.event, changes, {}, this.room(stream));
         stream.after = slice.through ?? scannedTo;
+        if (slice.last !== undefined) stream.told = slice.last;
         if (slice.text && !this.write(stream, slice.text)) await this.drained(stream);
       }
     } catch (err) {
@@ -438,8 +450,19 @@ export class ChangeStreams {
     });
   }
 
+  /**
+   * Keeps idle streams open through proxies, and moves on a filtered stream that its filter kept
+   * silent: a bookmark at how far it looked, so that its reader resumes there rather than
+   * scanning again every change it passed over (Kubernetes' watch bookmarks).
+   */
   private heartbeat(): void {
-    for (const s of this.streams) if (!s.busy) this.write(s, this.options.framing.heartbeat);
+    const { heartbeat, bookmark } = this.options.framing;
+    for (const s of this.streams) {
+      if (s.busy) continue;
+      const moved = s.after > s.told;
+      if (moved) s.told = s.after;
+      this.write(s, moved ? heartbeat + bookmark(s.after) : heartbeat);
+    }
   }
 
   /**

@@ -21,6 +21,8 @@ export interface ChangesPage {
   changes: Change[];
   /** Where the next page starts, when more may follow (a filtered page may have stopped looking). */
   nextAfter: bigint | undefined;
+  /** How far it looked: every change up to here that passes the filter is in it, or before `after`. */
+  lookedTo: bigint;
 }
 
 export function filterOf(query: Pick<ChangesInput, 'tag' | 'id'>): ChangeFilter {
@@ -97,7 +99,7 @@ export async function listChanges(
       // A filter that passed over changes while it waited says where it got, so the next poll
       // does not look at them again.
       const passed = changes.length === 0 && scannedTo > start;
-      return { changes, nextAfter: more || passed ? scannedTo : undefined };
+      return { changes, nextAfter: more || passed ? scannedTo : undefined, lookedTo: scannedTo };
     }
     after = scannedTo;
     await feed.hub.waitPast(after, deadline - Date.now(), signal, filter);

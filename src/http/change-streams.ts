@@ -8,6 +8,8 @@ export const sseFraming: Framing = {
   event: (c: Change) => `id: ${c.position}\nevent: ${c.type}\ndata: ${c.json}\n\n`,
   // A comment line: it keeps proxies from closing an idle stream.
   heartbeat: ': keep-alive\n\n',
+  // An event with an id and no data: EventSource takes the id as its last and dispatches nothing.
+  bookmark: (position) => `id: ${position}\n\n`,
 };
 
 /** The first bytes of a stream: a reader that loses it comes back after a second (a browser waits 3 s by default). */

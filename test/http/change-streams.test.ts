@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { request, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { before, describe, it } from 'node:test';
-import { MAX_UNREAD_BYTES } from '../../src/feed/index.js';
+import { before, describe, it, mock } from 'node:test';
+import { HEARTBEAT_MS, MAX_UNREAD_BYTES } from '../../src/feed/index.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { importPlants } from '../../src/use-cases/export-import.js';
 import { buildTestApp, useTestApp } from '../helper.js';
@@ -246,6 +246,39 @@ for (const kind of stores) {
         held <= 2 * MAX_UNREAD_BYTES,
         `the server held ${held} bytes for a reader that did not read (bound ${MAX_UNREAD_BYTES})`,
       );
+    });
+
+    it('a filtered stream its filter kept silent sends a bookmark with its keep-alive, and resumes from it', async () => {
+      // The keep-alive's interval, and only it, on a clock the test moves (HEARTBEAT_MS).
+      mock.timers.enable({ apis: ['setInterval'] });
+      const app = await buildTestApp({ store: kind });
+      try {
+        const base = await app.listen();
+        const rare = await openStream(base, app.token, '/plants/changes?tag=rare');
+        const all = await openStream(base, app.token);
+        let last = '';
+        for (let id = 500; id < 503; id++) {
+          const r = await postPlant(base, app.token, JSON.stringify({ id, name: 'x', tag: 'common' }));
+          last = r.headers['change-position'] as string;
+        }
+        assert.ok(await pollUntil(async () => all.events().length === 3, 2000), all.text());
+        mock.timers.tick(HEARTBEAT_MS);
+        assert.ok(await pollUntil(async () => rare.text().includes(`id: ${last}\n\n`), 2000), rare.text());
+        assert.deepEqual(rare.events(), [[last, undefined, undefined]], 'an id with no event and no data');
+        assert.match(rare.text(), /: keep-alive\n\nid: \d+\n\n$/);
+        // The unfiltered stream wrote every change: its keep-alive carries no bookmark.
+        await pollUntil(async () => all.text().endsWith(': keep-alive\n\n'), 2000);
+        assert.ok(all.text().endsWith(`data: ${all.events()[2]![2]}\n\n: keep-alive\n\n`), all.text());
+        // A reconnect from the bookmark gets the next rare change and nothing it passed over.
+        const r = await postPlant(base, app.token, JSON.stringify({ id: 503, name: 'x', tag: 'rare' }));
+        const resumed = await openStream(base, app.token, '/plants/changes?tag=rare', { 'last-event-id': last });
+        assert.ok(await pollUntil(async () => resumed.events().length === 1, 2000), resumed.text());
+        assert.equal(resumed.events()[0]![0], r.headers['change-position']);
+        for (const s of [rare, all, resumed]) s.res.destroy();
+      } finally {
+        mock.timers.reset();
+        await app.close();
+      }
     });
 
     it('ends every stream at once when the server closes', async () => {

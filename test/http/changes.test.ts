@@ -115,6 +115,31 @@ for (const kind of stores) {
       assert.ok(Date.now() - empty >= 900, 'waited its second');
     });
 
+    it('a page says how far it looked (Change-Position): a filtered one that found nothing moves its reader on', async () => {
+      const { write, position, changes } = requests(t.app);
+      const at = position(await write('POST', '/plants', { id: 420, name: 'x', tag: 'common' }));
+      let last = at;
+      for (let id = 421; id < 425; id++)
+        last = position(await write('POST', '/plants', { id, name: 'x', tag: 'common' }));
+      const rare = await changes(`?after=${at}&tag=rare`);
+      assert.deepEqual(rare.list, []);
+      assert.equal(position(rare.res), last, 'looked up to the last change');
+      const common = await changes(`?after=${at}&tag=common&limit=2`);
+      assert.equal(common.list.length, 2);
+      assert.equal(
+        position(common.res),
+        BigInt(String(common.list[1]!.position)),
+        'a full page looked up to its last change',
+      );
+      // Following on from where it looked, nothing is read twice and nothing is missed.
+      const next = position(await write('POST', '/plants', { id: 425, name: 'x', tag: 'rare' }));
+      const after = await changes(`?after=${position(rare.res)}&tag=rare`);
+      assert.deepEqual(
+        after.list.map((c) => BigInt(String(c.position))),
+        [next],
+      );
+    });
+
     it('list, then follow: paging from the first page position and applying the changes gives the store', async () => {
       const { auth, write, changes } = requests(t.app);
       for (let id = 500; id < 540; id++) await write('POST', '/plants', { id, name: `n${id}`, tag: 'a' });

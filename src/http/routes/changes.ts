@@ -97,6 +97,7 @@ export async function changeRoutes(
       // Its credential was revoked (or expired) while it waited: the refusal, not the page.
       if (place?.refusal) throw place.refusal;
       if (page.nextAfter !== undefined) reply.header('link', nextLink(query, page.nextAfter));
+      reply.header('change-position', String(page.lookedTo));
       // Each change's JSON was written once, when it was read from the log (domain/change.ts).
       return reply.type('application/json; charset=utf-8').send(`[${page.changes.map((c) => c.json).join(',')}]`);
     },

@@ -64,7 +64,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     { createJwtVerifier },
     { Dispatcher },
     { createWebhookMetrics },
-    { ChangeHub },
+    { ChangeHub, plantsAsOf },
   ] = await Promise.all([
     import('./log.js'),
     import('./metrics/metrics.js'),
@@ -116,7 +116,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       metrics,
       verifiers,
       dispatcher,
-      feed: { hub, reads: (atLeast) => store.reads(atLeast) },
+      feed: { hub, reads: (atLeast) => store.reads(atLeast), plantsAsOf: () => plantsAsOf(store) },
       tracing,
     };
   } catch (err) {

@@ -1225,6 +1225,13 @@ export interface components {
          */
         ChangePosition: string;
         /**
+         * @description How far a page of changes looked: every change up to this position that passes the
+         *     filters is in the page or before `after`. A filtered page that found nothing says so
+         *     here; follow on with `after=` set to it. Absent on a stream (its bookmarks say it).
+         * @example 1795000000000042
+         */
+        ChangesLookedTo: string;
+        /**
          * @description The RFC 6750 challenge.
          * @example Bearer realm="plant-store", error="invalid_token"
          */
@@ -1517,6 +1524,19 @@ export interface operations {
                 tag?: string[];
                 /** @description Keep the changes of this plant only (its history, within the retention). */
                 id?: number | bigint;
+                /**
+                 * @description For a stream: list and follow in one connection. First every plant that passes the
+                 *     filters as the store holds it at one position P, each as `event: plant` with `data:
+                 *     {"type":"plant","id":…,"plant":{…}}` and no `id:` line; then `id: P`, `event: synced`,
+                 *     `data: {"type":"synced","position":P}`; then the changes after P as usual. A client
+                 *     that applies them in order holds, at `synced`, exactly the store's plants (that pass
+                 *     the filters) as of P, whatever is written meanwhile; the plants are read a page at a
+                 *     time from one consistent read of the store, never all in memory. A reconnect that
+                 *     sends `Last-Event-ID` skips it; one cut off before `synced` (no `Last-Event-ID` yet)
+                 *     starts it again. Not with `after` (400), and not on JSON pages (400: a snapshot spans
+                 *     one connection).
+                 */
+                snapshot?: boolean;
             };
             header?: {
                 /**
@@ -1563,6 +1583,10 @@ export interface operations {
              *     (`text/event-stream`, Server-Sent Events as WHATWG HTML 9.2 defines them: for each
              *     change `id: <position>`, `event: <created|updated|deleted>` and `data: <the change's
              *     JSON, as in a page>`, then a blank line; comment lines `: …` keep an idle stream open).
+             *     With the keep-alive, at least every 10 seconds, a stream whose filters passed over
+             *     changes since its last event sends a bookmark: `id: <how far it looked>` and no data
+             *     (an `EventSource` takes it as its last event id and dispatches nothing), so that a
+             *     reconnect resumes there rather than reading those changes again.
              */
             200: {
                 headers: {
@@ -1570,6 +1594,7 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];
                     Link: components["headers"]["ChangesLink"];
+                    "Change-Position": components["headers"]["ChangesLookedTo"];
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };

@@ -53,6 +53,12 @@ export function matches(change: Change, filter: ChangeFilter): boolean {
   return filter.tags.some((t) => t === change.tag || t === change.oldTag);
 }
 
+/** Whether a plant as it is passes the filter (a snapshot's plants: `snapshot=true`). */
+export function plantPasses(plant: { id: bigint; tag?: string }, filter: ChangeFilter): boolean {
+  if (filter.id !== undefined && plant.id !== filter.id) return false;
+  return filter.tags === undefined || (plant.tag !== undefined && filter.tags.includes(plant.tag));
+}
+
 /**
  * What the log holds now: every change above `floor - 1` up to `current` (the last committed).
  * A new log (a new store, a restore) starts at a floor past any position an earlier one reached.

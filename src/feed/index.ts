@@ -4,7 +4,16 @@
 // src/feed imports its other modules (.dependency-cruiser.cjs), and nothing outside it changes
 // the hub's state: writes reach the hub through the store (ChangeLog.onWritten).
 export { ChangeHub, POLL_MS } from './hub.js';
-export { filterOf, listChanges, startingPoint, type ChangesInput, type ChangesPage, type Feed } from './read.js';
+export { plantsAsOf } from './snapshot.js';
+export {
+  filterOf,
+  listChanges,
+  startingPoint,
+  type ChangesInput,
+  type ChangesPage,
+  type Feed,
+  type PlantsAsOf,
+} from './read.js';
 export {
   ChangeStreams,
   HEARTBEAT_MS,

@@ -1,5 +1,6 @@
 import { followFrom, matches, type Change, type ChangeFilter } from '../domain/change.js';
 import { GoneError } from '../domain/errors.js';
+import type { PlantRecord } from '../domain/plant.js';
 import type { ChangeHub } from './hub.js';
 import type { OperationInput } from '../openapi/operation-types.js';
 import type { StoreReads } from '../store/store.js';
@@ -15,6 +16,15 @@ export type ChangesInput = OperationInput<'listChanges'>['query'];
 export interface Feed {
   hub: ChangeHub;
   reads(atLeast: bigint): Promise<Pick<StoreReads, 'changes'>>;
+  /** The plants at one position of the log, from one consistent read of the primary (`snapshot=true`). */
+  plantsAsOf(): Promise<PlantsAsOf>;
+}
+
+/** Every plant as the store held it at `position`, a page at a time; close it when done. */
+export interface PlantsAsOf {
+  position: bigint;
+  pages(): AsyncIterable<PlantRecord[]>;
+  close(): Promise<void>;
 }
 
 export interface ChangesPage {

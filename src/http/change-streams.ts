@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Change } from '../domain/change.js';
-import type { Client, Framing, Sink } from '../feed/index.js';
+import { plantPasses, type Change, type ChangeFilter } from '../domain/change.js';
+import { plantJson, type PlantRecord } from '../domain/plant.js';
+import type { Client, Framing, PlantsAsOf, Sink } from '../feed/index.js';
 import { answersLate } from './connections.js';
 
 /** A change as a Server-Sent Event: its position is the event's id, its type the event's name. */
@@ -11,6 +12,36 @@ export const sseFraming: Framing = {
   // An event with an id and no data: EventSource takes the id as its last and dispatches nothing.
   bookmark: (position) => `id: ${position}\n\n`,
 };
+
+/** A plant of a snapshot (`snapshot=true`): no `id:`, so a reconnect before `synced` starts the snapshot again. */
+const plantEvent = (p: PlantRecord) => `event: plant\ndata: {"type":"plant","id":${p.id},"plant":${plantJson(p)}}\n\n`;
+
+/**
+ * Writes the plants of `snapshot` that pass `filter`, a page at a time and only as fast as the
+ * client reads them, then `synced` at its position; resolves to that position, or to undefined
+ * when `stillWanted` says to stop (the client left, the server is closing). The snapshot is closed.
+ */
+export async function sendSnapshot(
+  res: ServerResponse,
+  snapshot: PlantsAsOf,
+  filter: ChangeFilter,
+  stillWanted: () => boolean,
+): Promise<bigint | undefined> {
+  const sink = responseSink(res);
+  try {
+    for await (const page of snapshot.pages()) {
+      let text = '';
+      for (const plant of page) if (plantPasses(plant, filter)) text += plantEvent(plant);
+      if (text && !sink.write(text)) await sink.drained();
+      if (!stillWanted()) return undefined;
+    }
+    const { position } = snapshot;
+    sink.write(`id: ${position}\nevent: synced\ndata: {"type":"synced","position":${position}}\n\n`);
+    return position;
+  } finally {
+    await snapshot.close();
+  }
+}
 
 /** The first bytes of a stream: a reader that loses it comes back after a second (a browser waits 3 s by default). */
 export const SSE_PREAMBLE = ': following the changes\nretry: 1000\n\n';

@@ -62,6 +62,10 @@ export function parametersSchema(
 }
 
 function parameterSchema(schema: JsonObject): JsonObject {
+  // `true` or `false`, spelled so, and nothing else (not `1`, not `yes`): the handler gets a boolean.
+  if (schema.type === 'boolean') {
+    return { ...(schema.default !== undefined && { default: String(schema.default) }), textBoolean: true };
+  }
   if (schema.type !== 'integer') return schema;
   const format = schema.format === 'int32' ? 'int32' : 'int64';
   const [lo, hi] = RANGES[format]!;

@@ -32,6 +32,13 @@ export function createAjv(options: { validateSchema?: boolean } = {}): Ajv2020 {
     errors: true,
     validate: decimalInteger,
   });
+  ajv.addKeyword({
+    keyword: 'textBoolean',
+    schemaType: 'boolean',
+    modifying: true,
+    errors: true,
+    validate: textBoolean,
+  });
   ajv.addFormat('int32', {
     type: 'number',
     validate: (n: number) => Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX,
@@ -67,6 +74,23 @@ function decimalInteger(
     return false;
   }
   if (cxt) cxt.parentData[cxt.parentDataProperty] = schema.bigint ? BigInt(data) : Number(data);
+  return true;
+}
+
+/** A query value `true` or `false`, handed on as a boolean. */
+function textBoolean(
+  _schema: boolean,
+  data: unknown,
+  _parent?: unknown,
+  cxt?: { parentData: Record<string, unknown>; parentDataProperty: string | number },
+): boolean {
+  if (data !== 'true' && data !== 'false') {
+    (textBoolean as unknown as { errors: unknown[] }).errors = [
+      { keyword: 'textBoolean', message: 'must be true or false', params: {} },
+    ];
+    return false;
+  }
+  if (cxt) cxt.parentData[cxt.parentDataProperty] = data === 'true';
   return true;
 }
 

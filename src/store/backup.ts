@@ -32,6 +32,11 @@ export interface StoreSnapshot {
   /** The store's schema version (migrations applied), as of the snapshot. */
   readonly schemaVersion: number;
   readonly records: EachKind<{ [K in RecordKind]: SnapshotPart<BackedUp[K]> }>;
+  /**
+   * The change log's position as of the snapshot: every change up to it is in what the snapshot
+   * shows, none past it (a stream's `snapshot=true` follows on from it).
+   */
+  position(): Promise<bigint>;
   /** Ends the transaction and lets go of its connection. */
   close(): Promise<void>;
 }

@@ -5,52 +5,16 @@
 // once; the open streams are a metric; and on PostgreSQL a change made through one instance reaches the streams of
 // another within a second.
 import assert from 'node:assert/strict';
-import { request, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { before, describe, it, mock } from 'node:test';
 import { HEARTBEAT_MS, MAX_UNREAD_BYTES } from '../../src/feed/index.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { importPlants } from '../../src/use-cases/export-import.js';
 import { buildTestApp, useTestApp } from '../helper.js';
+import { openEventStream as openStream } from '../support/event-stream.js';
 import { pollUntil } from '../support/poll.js';
 import { postPlant, send } from '../support/http.js';
 import { stores, suiteOptions } from '../support/stores.js';
-
-interface Stream {
-  res: IncomingMessage;
-  /** The text received so far. */
-  text: () => string;
-  /** The events received so far: [id, event, data]. */
-  events: () => [string, string, string][];
-  closed: Promise<void>;
-}
-
-/** Opens a stream the way EventSource does (Accept: text/event-stream), with a bearer token. */
-function openStream(base: string, token: string, path = '/plants/changes', headers: Record<string, string> = {}) {
-  return new Promise<Stream>((resolve, reject) => {
-    const req = request(`${base}${path}`, {
-      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, ...headers },
-    });
-    req.on('error', reject);
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      const closed = new Promise<void>((done) => res.once('close', () => done()));
-      res.on('error', () => undefined);
-      const events = () =>
-        text
-          .split('\n\n')
-          .map((block) =>
-            Object.fromEntries(block.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)])),
-          )
-          .filter((e) => e.id !== undefined)
-          .map((e) => [e.id, e.event, e.data] as [string, string, string]);
-      resolve({ res, text: () => text, events, closed });
-    });
-    req.end();
-  });
-}
 
 const post = (base: string, token: string, id: number, name = `p${id}`) =>
   postPlant(base, token, JSON.stringify({ id, name }));

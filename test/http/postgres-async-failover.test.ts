@@ -6,11 +6,11 @@
 // Change-Position, ends with exactly the store's plants on every instance, and a stream that had
 // seen lost changes is closed and, resuming past the new log's end, told to list again (410).
 import assert from 'node:assert/strict';
-import { request, type IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { readJson } from '../../src/json/read-json.js';
 import { cli } from '../support/cli.js';
 import { Cluster } from '../support/clusters.js';
+import { openEventStream } from '../support/event-stream.js';
 import { send } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { startServer, type ServerProcess } from '../support/server.js';
@@ -30,31 +30,9 @@ interface ChangeJson {
   plant?: { id: bigint; name: string };
 }
 
-interface Stream {
-  res: IncomingMessage;
-  ids: () => bigint[];
-  closed: Promise<void>;
-}
-
 /** A stream of the changes as EventSource opens it; `ids` are its events' positions so far. */
-function openStream(base: string, token: string, headers: Record<string, string> = {}): Promise<Stream> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}/plants/changes`, {
-      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, ...headers },
-    });
-    req.on('error', reject);
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('error', () => undefined);
-      const closed = new Promise<void>((done) => res.once('close', () => done()));
-      const ids = () => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => BigInt(m[1]!));
-      resolve({ res, ids, closed });
-    });
-    req.end();
-  });
-}
+const openStream = (base: string, token: string, headers: Record<string, string> = {}) =>
+  openEventStream(base, token, '/plants/changes', headers);
 
 /** A follower of one instance: lists every plant, then follows the log from the first page's Change-Position. */
 class Follower {

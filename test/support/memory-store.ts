@@ -318,9 +318,12 @@ export class MemoryStore implements Store {
         if (items.length) yield items;
       },
     });
+    const { position, floor } = this.state;
+    const at = position > floor - 1n ? position : floor - 1n;
     return {
       schemaVersion: KNOWN_SCHEMA_VERSIONS[this.kind],
       records: { tokens: part(rows.tokens), webhooks: part(rows.webhooks), plants: part(rows.plants) },
+      position: async () => at,
       close: async () => undefined,
     };
   }

@@ -9,8 +9,9 @@ import {
   type ChangesInput,
   type ChangeStreams,
   type Feed,
+  type PlantsAsOf,
 } from '../../feed/index.js';
-import { clientOf, responseSink, SSE_PREAMBLE } from '../change-streams.js';
+import { clientOf, responseSink, sendSnapshot, SSE_PREAMBLE } from '../change-streams.js';
 import { prefersEventStream } from '../negotiate.js';
 import { addVary } from '../vary.js';
 import { positionHeader, readsAtLeast } from '../read-position.js';
@@ -47,23 +48,43 @@ export async function changeRoutes(
       if (query.id !== undefined && query.tag !== undefined) {
         throw new InvalidInputError('id and tag exclude each other: one plant has one history');
       }
-      if (request.method === 'GET' && prefersEventStream(request.headers.accept)) {
+      if (query.snapshot && query.after !== undefined) {
+        throw new InvalidInputError(
+          'snapshot=true starts from the plants as they are; after= from a position: give one',
+        );
+      }
+      const stream = request.method === 'GET' && prefersEventStream(request.headers.accept);
+      if (query.snapshot && !stream) {
+        throw new InvalidInputError(
+          'snapshot=true is for a stream (Accept: text/event-stream): a snapshot spans one connection',
+        );
+      }
+      if (stream) {
         const place = streams.admit(holderOf(request), credentialOf(request), clientOf(request.raw, reply.raw));
-        let after: bigint;
+        const lastEventId = request.headers['last-event-id'];
+        let after = 0n;
+        let snapshot: PlantsAsOf | undefined;
         try {
-          const lastEventId = request.headers['last-event-id'];
-          const from = lastEventId === undefined ? query.after : positionHeader('last-event-id', lastEventId);
-          // Without a position, new changes only: from the end as the store has it now.
-          after = from === undefined ? (await feed.hub.bounds()).current : await startingPoint(feed, from);
+          // A reconnect with Last-Event-ID has had its snapshot: it follows on.
+          if (query.snapshot && lastEventId === undefined) snapshot = await feed.plantsAsOf();
+          else {
+            const from = lastEventId === undefined ? query.after : positionHeader('last-event-id', lastEventId);
+            // Without a position, new changes only: from the end as the store has it now.
+            after = from === undefined ? (await feed.hub.bounds()).current : await startingPoint(feed, from);
+          }
         } catch (err) {
           place.release();
           throw err;
         }
         // Another principal took its place while its starting point was read (fair share): 503.
-        if (place.evictedBy) throw place.evictedBy;
+        if (place.evictedBy) {
+          await snapshot?.close();
+          throw place.evictedBy;
+        }
         reply.hijack();
         // The client left while the starting point was read: its place is back, nothing to send.
         if (place.gone) {
+          await snapshot?.close();
           reply.raw.destroy();
           return reply;
         }
@@ -76,6 +97,25 @@ export async function changeRoutes(
           'x-accel-buffering': 'no',
         });
         reply.raw.write(SSE_PREAMBLE);
+        if (snapshot) {
+          try {
+            const synced = await sendSnapshot(
+              reply.raw,
+              snapshot,
+              filterOf(query),
+              () => !place.gone && !closing.signal.aborted,
+            );
+            if (synced === undefined) throw new Error('the stream ended during its snapshot');
+            after = synced;
+          } catch (err) {
+            // The client left, the server is closing, or the store failed: the reader reconnects
+            // and, having no Last-Event-ID yet, gets the snapshot again.
+            if (!place.gone && !closing.signal.aborted) request.log.warn({ err }, 'a snapshot of the plants failed');
+            place.release();
+            reply.raw.end();
+            return reply;
+          }
+        }
         streams.open(place, responseSink(reply.raw), after, filterOf(query));
         return reply;
       }

@@ -8,6 +8,7 @@ import {
   type StoreSnapshot,
 } from '../backup.js';
 import { storeError } from './errors.js';
+import { CURRENT_POSITION } from './changes.js';
 import { POSTGRES_NEW_CHANGE_LOG } from './migrations.js';
 import type { BeginOptions } from './pool.js';
 import type { Run } from './rows.js';
@@ -72,6 +73,10 @@ export async function postgresSnapshot(
     return {
       schemaVersion: Number(version?.version ?? 0),
       records: snapshotParts(parts, run, step),
+      position: async () => {
+        const [row] = await run<{ p: string }>({ text: `SELECT (${CURRENT_POSITION})::text AS p` });
+        return BigInt(row!.p);
+      },
       close: async () => {
         if (!open) return;
         try {

@@ -8,6 +8,7 @@ import {
   type StoreSnapshot,
 } from '../backup.js';
 import { sqliteError, sqliteRead } from './writer.js';
+import { CURRENT_POSITION } from './changes.js';
 import { sqliteNewChangeLog } from './migrations.js';
 
 /** A part's pages with SQLite's outage codes turned into StoreUnavailableError. */
@@ -52,6 +53,8 @@ export function sqliteSnapshot(
       return {
         schemaVersion,
         records: snapshotParts(parts, db, guarded),
+        position: () =>
+          sqliteRead(() => db.prepare<[], bigint>(`SELECT (${CURRENT_POSITION})`).pluck().get() as bigint),
         close: () =>
           sqliteRead(() => {
             if (!db.open) return;

@@ -1,5 +1,5 @@
 // `npm run test:pgbouncer`: the PostgreSQL half of the suite again, with every store, instance
-// and command behind PgBouncer in transaction pooling mode (README, "Behind PgBouncer"). A
+// and command behind PgBouncer in transaction pooling mode (the manual, "Behind PgBouncer"). A
 // PostgreSQL cluster of its own (PostgreSQL 15's binaries, a temporary directory) and Debian's
 // PgBouncer in front of it, both on free ports; then scripts/test.mjs runs every test file that
 // uses the test PostgreSQL server (support/stores.js), with TEST_POSTGRES_URL pointing at

@@ -249,10 +249,10 @@ describe('loadConfig', () => {
 });
 
 describe('the settings table', () => {
-  it("is the README's settings table, row for row (regenerate with npm run docs:settings)", () => {
-    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  it('is the settings table of docs/reference/settings.md, row for row (regenerate with npm run docs:settings)', () => {
+    const readme = readFileSync(new URL('../docs/reference/settings.md', import.meta.url), 'utf8');
     const between = /<!-- settings:start -->\n\n([\s\S]*?)\n\n<!-- settings:end -->/.exec(readme);
-    assert.ok(between, 'README.md has the settings markers');
+    assert.ok(between, 'docs/reference/settings.md has the settings markers');
     assert.equal(between[1], settingsMarkdown());
   });
 

@@ -61,7 +61,7 @@ async function flood(port: number, token: string, limit: number, f: Flood, secon
   return { answers, refused };
 }
 
-/** The page the memory target is stated for (README, Performance), and the largest a list gives. */
+/** The page the memory target is stated for (docs/performance.md), and the largest a list gives. */
 const LIMITS = [100, 1000];
 
 export async function pipelinedFloods(b: FloodBench): Promise<void> {

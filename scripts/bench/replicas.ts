@@ -1,4 +1,4 @@
-// Read replicas (README, "Read replicas"): GET /plants/{id} with one streaming standby against the
+// Read replicas (the manual, "Read replicas"): GET /plants/{id} with one streaming standby against the
 // primary alone, and what a read's Change-Position costs, on clusters of the bench's own made
 // from PostgreSQL 15's binaries (a primary and a standby by pg_basebackup -R, as the tests make
 // them). Two instances on the same primary, one reading the primary alone and one with

@@ -1,6 +1,6 @@
 // Every plant of a listing, page after page: GET /plants, then each page its Link names, until a
 // page names none. Keyset paging on the id: a plant created or deleted meanwhile never makes the
-// walk skip or repeat another (README: Finding plants).
+// walk skip or repeat another (the manual: Finding plants).
 import type { PlantStoreClient } from './client-type.js';
 import { nextQuery } from './link.js';
 import type { components, operations } from './schema.js';

@@ -40,19 +40,19 @@ export const SETTINGS = {
   }),
   databaseUrl: given({
     env: 'DATABASE_URL',
-    doc: '`sqlite:<path>`, or `postgres://user[:password]@host[:port][,…]/database[?schema=name]` (also `postgresql://`; libpq parameters; [failover](#failover))',
+    doc: '`sqlite:<path>`, or `postgres://user[:password]@host[:port][,…]/database[?schema=name]` (also `postgresql://`; libpq parameters; [failover](../guides/several-database-machines.md#failover))',
     default: 'sqlite:./data/plant-store.db',
     parse: databaseUrl,
   }),
   databasePoolSize: given({
     env: 'DATABASE_POOL_SIZE',
-    doc: 'most PostgreSQL connections one process opens ([pool sizing](#pool-sizing))',
+    doc: 'most PostgreSQL connections one process opens ([pool sizing](../guides/scaling-out.md#pool-sizing))',
     default: 10,
     parse: p.integer(1, 1000),
   }),
   databaseReadUrl: optional({
     env: 'DATABASE_READ_URL',
-    doc: 'standbys that serve the reads: `postgres://user@host1:port1,host2:port2/database` ([read replicas](#read-replicas))',
+    doc: 'standbys that serve the reads: `postgres://user@host1:port1,host2:port2/database` ([read replicas](../guides/several-database-machines.md#read-replicas))',
     shown: 'none: the primary serves every read',
     parse: databaseReadUrl,
   }),
@@ -65,7 +65,7 @@ export const SETTINGS = {
   }),
   sqliteCheckpointPages: given({
     env: 'SQLITE_CHECKPOINT_PAGES',
-    doc: 'SQLite: WAL pages that pile up before a commit copies them into the database file ([trade-off](docs/performance.md#checkpoints))',
+    doc: 'SQLite: WAL pages that pile up before a commit copies them into the database file ([trade-off](../performance.md#checkpoints))',
     default: 10_000,
     parse: p.integer(100, 1_000_000),
   }),
@@ -125,7 +125,7 @@ export const SETTINGS = {
   }),
   corsOrigins: given({
     env: 'CORS_ORIGINS',
-    doc: 'origins whose pages may call the API, comma-separated, exactly `scheme://host[:port]` (`*` refused) ([a page on its own origin](#a-page-on-its-own-origin))',
+    doc: 'origins whose pages may call the API, comma-separated, exactly `scheme://host[:port]` (`*` refused) ([a page on its own origin](../guides/using-the-api.md#a-page-on-its-own-origin))',
     default: [] as readonly string[],
     shown: 'none: no CORS header is sent',
     parse: p.origins,
@@ -202,7 +202,7 @@ export const SETTINGS = {
   }),
   otlpEndpoint: optional({
     env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
-    doc: 'turns traces on: the OTLP collector spans go to (`http://collector:4318`); the other standard `OTEL_*` variables apply ([traces](#traces))',
+    doc: 'turns traces on: the OTLP collector spans go to (`http://collector:4318`); the other standard `OTEL_*` variables apply ([traces](../guides/operating.md#traces))',
     shown: 'off: no traces, nothing of OpenTelemetry loaded',
     parse: p.httpUrl,
   }),
@@ -269,13 +269,13 @@ export const SETTINGS = {
   }),
   webhookConcurrency: given({
     env: 'WEBHOOK_CONCURRENCY',
-    doc: 'most delivery attempts in flight per instance, each endpoint at most its share ([webhooks](#webhooks))',
+    doc: 'most delivery attempts in flight per instance, each endpoint at most its share ([webhooks](../guides/webhooks.md))',
     default: 16,
     parse: p.integer(1, 1000),
   }),
   changesRetentionMs: given({
     env: 'CHANGES_RETENTION',
-    doc: 'how long the change log keeps each change for `GET /plants/changes` (`36h`, `7d`); older positions are 410 ([following the store](#following-the-store))',
+    doc: 'how long the change log keeps each change for `GET /plants/changes` (`36h`, `7d`); older positions are 410 ([following the store](../guides/using-the-api.md#following-the-store))',
     default: 7 * 86_400_000,
     shown: '`7d`',
     parse: p.duration,

@@ -1,4 +1,4 @@
-// The one rule by which a text becomes the words a search compares (README, Finding plants). The
+// The one rule by which a text becomes the words a search compares (the manual, Finding plants). The
 // words of a plant's name are what each store indexes, and a search asks for the words of its
 // text: both stores store and look up exactly these strings, so they find the same plants by
 // construction, whatever their own text search would have made of the name.

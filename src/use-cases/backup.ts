@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 import type { BackupRecords } from './backup-records/record-kind.js';
 import { BACKUP_RECORDS, COUNTED, noRecords, type RecordCounts } from './backup-records/registry.js';
 
-// The whole-store backup file (README, "Backup and restore"): NDJSON, one typed record a line,
+// The whole-store backup file (the manual, "Backup and restore"): NDJSON, one typed record a line,
 // each kind of record written as its entry in backup-records/ says.
 //
 //   {"format":"plant-store-backup","version":1,"plantStore":"0.2.0","store":"sqlite","schema":2,"takenAt":"…"}

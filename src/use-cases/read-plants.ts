@@ -23,7 +23,7 @@ export type PlantListInput = OperationInput<'listPlants'>['query'];
 /**
  * One page of plants by id, filtered. One extra row is read to know whether another page follows.
  * The change log's position is read first, on the database the page is read from: a client that
- * lists from it and then follows the log from it misses no change (README, "Following the
+ * lists from it and then follows the log from it misses no change (the manual, "Following the
  * store"). With `atLeast` (the request's Change-Position), the page shows every change up to it.
  */
 export async function listPlants(

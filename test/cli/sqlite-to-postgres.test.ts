@@ -16,18 +16,18 @@ import { Receiver } from '../support/receiver.js';
 import { CLI, startServer, type ServerProcess } from '../support/server.js';
 import { createTestStore, suiteOptions, type TestStore } from '../support/stores.js';
 
-const README = new URL('../../README.md', import.meta.url);
+const GUIDE = new URL('../../docs/guides/scaling-out.md', import.meta.url);
 
-/** The commands of README's "Moving from SQLite to PostgreSQL" block that run plant-store. */
+/** The commands of the guide's "Moving from SQLite to PostgreSQL" block that run plant-store. */
 function readmeCommands(): string[] {
-  const text = readFileSync(README, 'utf8');
-  const section = text.slice(text.indexOf('### Moving from SQLite to PostgreSQL'));
+  const text = readFileSync(GUIDE, 'utf8');
+  const section = text.slice(text.indexOf('## Moving from SQLite to PostgreSQL'));
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(block, 'README has the commands');
+  assert.ok(block, 'the guide has the commands');
   return block.split('\n').filter((l) => l.startsWith('DATABASE_URL='));
 }
 
-describe("from SQLite to PostgreSQL with README's commands", suiteOptions('postgres'), () => {
+describe("from SQLite to PostgreSQL with the guide's commands", suiteOptions('postgres'), () => {
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   after(async () => {
     for (const c of cleanups.reverse()) await c();

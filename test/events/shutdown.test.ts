@@ -1,5 +1,5 @@
 // A webhook attempt in flight when `plant-store serve` stops, on both stores: the server cuts it
-// short and records it before the store closes, so `webhook list` says why (README, Steering
+// short and records it before the store closes, so `webhook list` says why (the manual, Steering
 // deliveries: `interrupted: the server stopped`) and the log has no error about a closed store.
 // The built server, since the order of its shutdown is what is under test.
 import assert from 'node:assert/strict';

@@ -248,7 +248,7 @@ for (const store of stores) {
       assert.equal(seen.length, 5, 'four refusals over two instances, then 429');
     });
 
-    it('names its keys plant-store:rate-limit:, then what each counts (README, Rate limits)', async () => {
+    it('names its keys plant-store:rate-limit:, then what each counts (the manual, Rate limits)', async () => {
       const [a] = servers as [TestApp];
       const { Redis } = await import('ioredis');
       const redis = new Redis(`redis://127.0.0.1:${port}`);

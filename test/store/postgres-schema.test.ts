@@ -54,7 +54,7 @@ describe('the PostgreSQL schema of the store', suiteOptions('postgres'), () => {
   });
 
   const startUpOptions = behindPgBouncer && {
-    skip: 'PgBouncer refuses options= at start-up (README, Behind PgBouncer)',
+    skip: 'PgBouncer refuses options= at start-up (the manual, Behind PgBouncer)',
   };
   it(
     "refuses, in one line, a search_path whose first schema is PostgreSQL's own, and creates nothing there",

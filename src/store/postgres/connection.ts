@@ -48,7 +48,7 @@ function preemptSslModeWarning(params: URLSearchParams): void {
  * trip as the statement, or as the transaction's BEGIN, and lasts for that transaction only: the
  * store keeps no state in a server session, so a transaction-mode pooler (PgBouncer) may hand
  * each transaction to another server connection, and nothing needs a start-up parameter, which
- * such a pooler refuses (README, "Behind PgBouncer").
+ * such a pooler refuses (the manual, "Behind PgBouncer").
  */
 export interface LocalSettings {
   /** The server cancels a statement past this (milliseconds; 0: never). */

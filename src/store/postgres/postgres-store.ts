@@ -30,8 +30,8 @@ export const POSTGRES_BACKUP: BackupParts<Run> = {
  * to one (test/store/backup.test.ts holds the schema to that).
  */
 export const POSTGRES_NOT_BACKED_UP: Readonly<Record<string, string>> = {
-  changes: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (README)',
-  deliveries: 'the webhook outbox: deliveries under way are not part of a backup (README)',
+  changes: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (the manual)',
+  deliveries: 'the webhook outbox: deliveries under way are not part of a backup (the manual)',
   change_floor: 'where the change log starts (see changes)',
   schema_migrations: "the migrations' bookkeeping: a backup records its schema version in its header",
 };

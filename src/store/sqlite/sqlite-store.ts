@@ -34,8 +34,8 @@ export const SQLITE_BACKUP: BackupParts<Database.Database> = {
  * to one (test/store/backup.test.ts holds the schema to that).
  */
 export const SQLITE_NOT_BACKED_UP: Readonly<Record<string, string>> = {
-  changes: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (README)',
-  deliveries: 'the webhook outbox: deliveries under way are not part of a backup (README)',
+  changes: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (the manual)',
+  deliveries: 'the webhook outbox: deliveries under way are not part of a backup (the manual)',
   change_floor: 'where the change log starts (see changes)',
   sqlite_sequence: "SQLite's own: the last number AUTOINCREMENT gave (changes.seq, before migration 6)",
 };

@@ -9,7 +9,7 @@
 //   config/ openapi/ log*.ts     settings, the contract, logging (log.ts and its output)
 //   domain/ json/                records, rules and errors; the exact JSON reader and writer
 //
-// See docs/architecture.md.
+// See docs/explanations/architecture.md.
 const layer = (...paths) => `^src/(${paths.join('|')})`;
 
 module.exports = {

@@ -6,7 +6,7 @@ export type FindToken = (hash: string) => Promise<TokenRecord | undefined>;
 /**
  * Token look-ups, remembered for half a second. Every request needs one, and this keeps them
  * off the store under load, while a token created or revoked anywhere (the CLI, another
- * instance) still takes effect within a second, as the README promises. Unknown hashes are
+ * instance) still takes effect within a second, as docs/reference/tokens.md promises. Unknown hashes are
  * remembered too, and the cache is emptied when full, so guessing cannot grow it without end.
  */
 export function cachedTokenLookup({ tokens }: Pick<Store, 'tokens'>, ttlMs = 500, maxEntries = 10_000): FindToken {

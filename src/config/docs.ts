@@ -2,13 +2,13 @@ import { SETTINGS } from './settings.js';
 
 type Row = (typeof SETTINGS)[keyof typeof SETTINGS];
 
-/** The default as the README and `--help` write it. */
+/** The default as docs/reference/settings.md and `--help` write it. */
 export function shownDefault(s: Row): string {
   if (s.shown !== undefined) return s.shown;
   return `\`${String(s.default)}\``;
 }
 
-/** The README's settings table, in Markdown, one row per setting, in the table's order. */
+/** The settings table of docs/reference/settings.md, in Markdown, one row per setting, in the table's order. */
 export function settingsMarkdown(): string {
   const rows = Object.values(SETTINGS).map((s: Row) => {
     const flag = s.flag ? `; \`serve ${s.flag.split(' ')[0]}\`` : '';

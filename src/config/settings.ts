@@ -1,6 +1,6 @@
 // Every setting of the service, once: its environment variable, its `serve` flag when it has
 // one, how its text is read (with its range), its default and a one-line doc. The Config type,
-// the reading of the environment and of flags, `serve --help` and the README's settings table
+// the reading of the environment and of flags, `serve --help` and the settings table of docs/reference/settings.md
 // are all derived from this table.
 import { databaseReadUrl } from './database-read-url.js';
 import { databaseUrl } from './database-url.js';
@@ -12,7 +12,7 @@ interface Spec<T> {
   env: string;
   /** The `serve` option that stands for the variable and wins over it, in commander's form. */
   flag?: string;
-  /** One line for `serve --help` and the README (Markdown code spans allowed). */
+  /** One line for `serve --help` and docs/reference/settings.md (Markdown code spans allowed). */
   doc: string;
   parse: p.Parse<T>;
   /** The default as documented, when its value alone would not say it well. */
@@ -40,7 +40,7 @@ export const SETTINGS = {
   }),
   databaseUrl: given({
     env: 'DATABASE_URL',
-    doc: '`sqlite:<path>`, or `postgres://user[:password]@host[:port][,…]/database[?schema=name]` (also `postgresql://`; libpq parameters; [failover](../guides/several-database-machines.md#failover))',
+    doc: '`sqlite:<path>`, or `postgres://user[:password]@host[:port][,…]/database[?schema=name]` (also `postgresql://`; libpq parameters; [failover](../guides/failover-and-replicas.md#failover))',
     default: 'sqlite:./data/plant-store.db',
     parse: databaseUrl,
   }),
@@ -52,7 +52,7 @@ export const SETTINGS = {
   }),
   databaseReadUrl: optional({
     env: 'DATABASE_READ_URL',
-    doc: 'standbys that serve the reads: `postgres://user@host1:port1,host2:port2/database` ([read replicas](../guides/several-database-machines.md#read-replicas))',
+    doc: 'standbys that serve the reads: `postgres://user@host1:port1,host2:port2/database` ([read replicas](../guides/failover-and-replicas.md#read-replicas))',
     shown: 'none: the primary serves every read',
     parse: databaseReadUrl,
   }),
@@ -125,7 +125,7 @@ export const SETTINGS = {
   }),
   corsOrigins: given({
     env: 'CORS_ORIGINS',
-    doc: 'origins whose pages may call the API, comma-separated, exactly `scheme://host[:port]` (`*` refused) ([a page on its own origin](../guides/using-the-api.md#a-page-on-its-own-origin))',
+    doc: 'origins whose pages may call the API, comma-separated, exactly `scheme://host[:port]` (`*` refused) ([a page on its own origin](../guides/cors.md))',
     default: [] as readonly string[],
     shown: 'none: no CORS header is sent',
     parse: p.origins,
@@ -202,7 +202,7 @@ export const SETTINGS = {
   }),
   otlpEndpoint: optional({
     env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
-    doc: 'turns traces on: the OTLP collector spans go to (`http://collector:4318`); the other standard `OTEL_*` variables apply ([traces](../guides/operating.md#traces))',
+    doc: 'turns traces on: the OTLP collector spans go to (`http://collector:4318`); the other standard `OTEL_*` variables apply ([traces](../guides/traces.md))',
     shown: 'off: no traces, nothing of OpenTelemetry loaded',
     parse: p.httpUrl,
   }),
@@ -275,7 +275,7 @@ export const SETTINGS = {
   }),
   changesRetentionMs: given({
     env: 'CHANGES_RETENTION',
-    doc: 'how long the change log keeps each change for `GET /plants/changes` (`36h`, `7d`); older positions are 410 ([following the store](../guides/using-the-api.md#following-the-store))',
+    doc: 'how long the change log keeps each change for `GET /plants/changes` (`36h`, `7d`); older positions are 410 ([following the store](../guides/following-the-store.md))',
     default: 7 * 86_400_000,
     shown: '`7d`',
     parse: p.duration,

@@ -81,7 +81,7 @@ function announceToken(token: string, port: number): void {
   process.stderr.write(
     `\nplant-store: created the first API token (all scopes). It is shown only this once:\n\n    ${token}\n\n` +
       `Try: curl -H "Authorization: Bearer ${token}" -H 'content-type: application/json' ` +
-      // The quick start's plant: trying both, or this and then README's session, conflicts with nothing.
+      // The quick start's plant: trying both, or this and then the README's session, conflicts with nothing.
       `-d '{"id":9223372036854775807,"name":"Monstera"}' http://localhost:${port}/plants\n` +
       `Or open http://localhost:${port}/docs, press Authorize and paste it.\n\n`,
   );

@@ -1,4 +1,4 @@
-// Moving a store from SQLite to PostgreSQL with README's two commands ("Moving from SQLite to
+// Moving a store from SQLite to PostgreSQL with the two commands of docs/guides/scaling-out.md ("Moving from SQLite to
 // PostgreSQL"): the clients' tokens and the subscribers keep working on the PostgreSQL server.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -77,7 +77,7 @@ describe("from SQLite to PostgreSQL with the guide's commands", suiteOptions('po
     }
     assert.ok(await pollUntil(async () => hook.accepted().length === 2, 15_000), 'the SQLite server delivered');
 
-    // README's two commands, the SQLite server still running.
+    // The guide's two commands, the SQLite server still running.
     const commands = readmeCommands();
     assert.equal(commands.length, 2, commands.join('\n'));
     for (const command of commands) {

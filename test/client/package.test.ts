@@ -1,4 +1,4 @@
-// @plant-store/client as README's "Depending on the client" has a user get it: packed, installed
+// @plant-store/client as docs/guides/client.md ("Depending on the client") has a user get it: packed, installed
 // in an empty project by the system's npm on the system's Node 20, type-checked there (its merge
 // patch typing included) and run there against a live service. Also: what the tarball holds and
 // what the install brought with it.

@@ -57,7 +57,7 @@ for (const store of stores) {
       assert.equal(links.at(-1), null);
     });
 
-    it("asks for the later pages at the first page's Change-Position (read replicas: README)", async () => {
+    it("asks for the later pages at the first page's Change-Position (docs/guides/following-the-store.md)", async () => {
       asked.length = positions.length = links.length = 0;
       const client = createPlantStoreClient({ baseUrl: url, token: server.token, fetch: recording });
       let first: string | null = null;

@@ -71,7 +71,7 @@ describe('the manual', () => {
     for (const page of PAGES.filter((p) => p !== 'CHANGELOG.md')) {
       const text = read(page);
       for (const [, path] of text.matchAll(/`((?:src|test|scripts|deploy|openapi|docs|packages)\/[\w./-]+)`/g)) {
-        // The walk-through of adding a resource (docs/architecture.md) names the files it makes.
+        // The walk-through of adding a resource (docs/explanations/architecture.md) names the files it makes.
         if (!existsSync(join(ROOT, path!)) && !/\bnotes?(\.test)?\.ts$/.test(path!))
           wrong.push(`${page}: file ${path}`);
       }

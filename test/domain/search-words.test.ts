@@ -1,4 +1,4 @@
-// The search's one rule, as README states it (Finding plants): what makes a word, what folds,
+// The search's one rule, as docs/reference/api.md states it (Finding plants): what makes a word, what folds,
 // and what the stores need of the words (none holds a space, an ASCII capital or a quote, and
 // none is longer than PostgreSQL's word index can hold).
 import assert from 'node:assert/strict';

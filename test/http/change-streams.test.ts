@@ -161,7 +161,7 @@ for (const kind of stores) {
       await t.app.services.store.tokens.revoke(record.id, new Date());
       const revoked = Date.now();
       const res = await poll;
-      // Within the README's second (token look-ups cached 0.5 s, checked again every 0.25 s), with
+      // Within the second of docs/guides/following-the-store.md (token look-ups cached 0.5 s, checked again every 0.25 s), with
       // room for a machine busy with other tests: before, it waited out its 30 s.
       assert.ok(Date.now() - revoked < 2000, `answered after ${Date.now() - revoked} ms`);
       assert.equal(res.status, 401);

@@ -1,4 +1,4 @@
-// README promises that a request needing PostgreSQL is answered within 5 s when the database stops
+// docs/guides/scaling-out.md promises that a request needing PostgreSQL is answered within 5 s when the database stops
 // answering. A lock on `plants` held elsewhere (a long migration, an operator's LOCK TABLE) is
 // that case for every plant operation: each request, whenever it comes while the lock is held,
 // is answered 503 within 5 s of its own arrival, waiting behind others included; once the lock

@@ -42,7 +42,7 @@ describe('PostgreSQL unreachable, then back', suiteOptions('postgres'), () => {
     // New connections are refused and live ones closed: noticed at once.
     ['refuse', 5_000],
     // Bytes vanish and nothing is closed: each operation's budget (a connection's time-out within
-    // it) bounds the wait, as README promises.
+    // it) bounds the wait, as docs/guides/scaling-out.md promises.
     ['blackhole', 5_000],
   ] as const) {
     it(`answers 503 with Retry-After within ${limitMs / 1000} s while the link is cut (${mode}), and recovers without a restart`, async () => {

@@ -1,6 +1,6 @@
 // The client package as a user gets it: `npm pack` of packages/client, installed in an empty
 // project by the system's npm running on the system's Node (20 on the machines this runs on),
-// from the npm registry, install scripts allowed, as README's "Depending on the client" says.
+// from the npm registry, install scripts allowed, as docs/guides/client.md ("Depending on the client") says.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -38,7 +38,7 @@ const pathOf = (url: string) => redactUrl(url.split('?', 1)[0]!);
 function startSpan(tracer: Tracer, request: FastifyRequest): Context {
   // The caller's trace (W3C traceparent and tracestate), or none: a new trace.
   const parent = propagation.extract(ROOT_CONTEXT, request.headers);
-  // The document's path template (`/plants/{id}`), as the metrics' `route` label and the README
+  // The document's path template (`/plants/{id}`), as the metrics' `route` label and docs/reference/metrics.md
   // name it, so that dashboards join spans and metrics; not Fastify's `/plants/:id`.
   const route = routeOf(request).config.route;
   const agent = request.headers['user-agent'];

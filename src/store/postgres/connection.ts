@@ -11,7 +11,7 @@ export const QUERY_TIMEOUT_MS = 5_000;
 export const IDLE_IN_TRANSACTION_MS = 10_000;
 /**
  * What a request's store work may take, waits for a batch or a connection included, before it is
- * answered 503. README promises an answer within 5 s when the database stops answering, and a
+ * answered 503. docs/guides/scaling-out.md promises an answer within 5 s when the database stops answering, and a
  * request makes up to two look-ups one after the other: its token's (when the half-second cache
  * has none), then its operation. The token's is a read by key, answered at once by a database that
  * answers at all; waiting for a connection that blocked statements hold is what takes it longer.

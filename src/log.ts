@@ -18,15 +18,16 @@ const SECRET_NAMES = new Set([
   'secret',
   'client_secret',
   'session',
+  'ticket',
 ]);
 /**
  * What a credential looks like wherever it is, compared on the decoded text: a managed token
  * (`pst_`, in any case), a JWT (JOSE compact form: a JSON header, base64url, `eyJ`, then a dot),
  * or anything sent as a bearer credential (`Bearer <value>`, as in an Authorization header).
  */
-const TOKEN_MARK = /pst_|eyJ[\w-]*\.[\w-]*\.|\bbearer\s/i;
+const TOKEN_MARK = /pstt?_|eyJ[\w-]*\.[\w-]*\.|\bbearer\s/i;
 /** Nothing in a URL without these can hide a token: the common case costs one test. */
-const MAYBE_SECRET = /[%+]|pst_|token|api_?key|eyJ|bearer|jwt|auth|pass|secret|session/i;
+const MAYBE_SECRET = /[%+]|pstt?_|token|ticket|api_?key|eyJ|bearer|jwt|auth|pass|secret|session/i;
 const HEX = /^[0-9A-Fa-f]{2}$/;
 
 /**

@@ -97,7 +97,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
   };
   try {
     const metrics = createMetrics(store);
-    const verifiers: Verifiers = { findToken: cachedTokenLookup(store), verifyJwt };
+    const verifiers: Verifiers = {
+      findToken: cachedTokenLookup(store),
+      findTicket: (hash) => store.tokens.findTicket(hash),
+      verifyJwt,
+    };
     const dispatcher = new Dispatcher(
       store.webhooks,
       config,

@@ -1,7 +1,10 @@
+import type { TicketRecord } from '../domain/ticket.js';
 import type { TokenRecord } from '../domain/token.js';
 import type { Store } from '../store/store.js';
 
 export type FindToken = (hash: string) => Promise<TokenRecord | undefined>;
+/** A stream ticket by hash: looked up once a stream opens and when it is checked again, never cached. */
+export type FindTicket = (hash: string) => Promise<TicketRecord | undefined>;
 
 /**
  * Token look-ups, remembered for half a second. Every request needs one, and this keeps them

@@ -1,7 +1,7 @@
 import { ForbiddenError, UnauthenticatedError, UnavailableError } from '../domain/errors.js';
 import { hashToken, isActive, isWellFormedToken, TOKEN_PREFIX } from '../domain/token.js';
 import { JwtRejected, looksLikeJwt, type VerifyJwt } from './jwt.js';
-import type { FindToken } from './token-cache.js';
+import type { FindTicket, FindToken } from './token-cache.js';
 
 /** JWTs signed with RSA keys run to a kilobyte or more; managed tokens are far shorter. */
 const MAX_JWT_LENGTH = 8192;
@@ -22,6 +22,8 @@ export interface Principal {
 /** How bearer tokens are checked: managed tokens always; JWTs when JWT mode is on. */
 export interface Verifiers {
   findToken: FindToken;
+  /** Stream tickets, by hash (`?ticket=` on the changes stream: verify-ticket.ts). */
+  findTicket: FindTicket;
   verifyJwt?: VerifyJwt | undefined;
 }
 

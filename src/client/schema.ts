@@ -154,6 +154,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/plants/changes/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a ticket to follow the changes from a page
+         * @description A browser's `EventSource` cannot send `Authorization`, and a long-lived token never goes
+         *     in a URL. This answers a **ticket**: a credential good only for opening the changes
+         *     stream, as `GET /plants/changes?ticket=<ticket>` with `Accept: text/event-stream` (with
+         *     the usual `after`, `tag`, `id`, `snapshot`), on any instance, for 5 minutes from now,
+         *     reconnections included (`EventSource` reuses its URL). It carries the rights of the
+         *     token that made it and no more: revoking or expiring that token voids it and closes the
+         *     streams it opened within a second; a stream opened with it lives while that token is
+         *     valid (one opened by an identity provider's token, until the ticket expires). A ticket on
+         *     any other request is 401. It is 256 random bits, stored only as its SHA-256, and never
+         *     written to a log. Once it has expired, get a new one and open a new `EventSource` at
+         *     `after=<the last event id>`: nothing is lost or repeated.
+         */
+        post: operations["createChangesTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plants/{id}": {
         parameters: {
             query?: never;
@@ -739,6 +769,23 @@ export interface components {
              * @constant
              */
             status: 204;
+        };
+        /**
+         * Changes ticket
+         * @description A credential that opens the changes stream for five minutes (`POST /plants/changes/tickets`).
+         * @example {
+         *       "ticket": "pstt_Q2hhbmdlcyB0aWNrZXQgZXhhbXBsZSwgbm90IHJlYWw",
+         *       "expiresAt": "2026-11-29T12:05:00.000Z"
+         *     }
+         */
+        ChangesTicket: {
+            /** @description `pstt_` and 43 base64url characters: give it as `GET /plants/changes?ticket=`. */
+            ticket: string;
+            /**
+             * Format: date-time
+             * @description When it stops opening streams (RFC 3339, UTC).
+             */
+            expiresAt: string;
         };
         /**
          * Change
@@ -1525,6 +1572,12 @@ export interface operations {
                 /** @description Keep the changes of this plant only (its history, within the retention). */
                 id?: number | bigint;
                 /**
+                 * @description For a stream, instead of `Authorization`: a ticket from `POST /plants/changes/tickets`
+                 *     (what a page's `EventSource` uses). A ticket on any other request is 401; with
+                 *     `Authorization` too, 400.
+                 */
+                ticket?: string;
+                /**
                  * @description For a stream: list and follow in one connection. First every plant that passes the
                  *     filters as the store holds it at one position P, each as `event: plant` with `data:
                  *     {"type":"plant","id":…,"plant":{…}}` and no `id:` line; then `id: P`, `event: synced`,
@@ -1614,6 +1667,37 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             410: components["responses"]["Gone"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createChangesTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket, and when it stops opening streams. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangesTicket"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -18,6 +18,7 @@ import { docsRoutes } from './routes/docs.js';
 import { operationsRoutes } from './routes/operations.js';
 import { plantRoutes } from './routes/plants.js';
 import { changeRoutes } from './routes/changes.js';
+import { ticketRoutes } from './routes/tickets.js';
 import { changeStreams } from './change-streams-of.js';
 
 /**
@@ -87,6 +88,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     batchBodyLimit: config.batchBodyLimitBytes,
   });
   await app.register(changeRoutes, { feed: services.feed, streams: changeStreams(services) });
+  await app.register(ticketRoutes, { store: services.store });
   await app.register(operationsRoutes, { store, doc, metrics });
   await app.register(docsRoutes);
   app.checkEveryOperationHandled();

@@ -1,5 +1,7 @@
 import { Gauge } from 'prom-client';
 import { requireScope, verifyBearer } from '../auth/verify-bearer.js';
+import { verifyTicket } from '../auth/verify-ticket.js';
+import { TICKET_PREFIX } from '../domain/ticket.js';
 import type { Services } from '../services.js';
 import { ChangeStreams } from '../feed/index.js';
 import { sseFraming } from './change-streams.js';
@@ -11,7 +13,13 @@ import { sseFraming } from './change-streams.js';
 export function changeStreams({ config, feed, verifiers, metrics, log }: Services): ChangeStreams {
   const streams = new ChangeStreams(feed, {
     max: config.changesMaxStreams,
-    verify: async (credential) => requireScope(await verifyBearer(credential, verifiers), 'plants:read'),
+    verify: async (credential) =>
+      requireScope(
+        credential.startsWith(TICKET_PREFIX)
+          ? await verifyTicket(credential, verifiers, false)
+          : await verifyBearer(credential, verifiers),
+        'plants:read',
+      ),
     onError: (err) => log.warn({ err }, 'a change stream failed; it was closed (its reader resumes)'),
     framing: sseFraming,
   });

@@ -84,11 +84,12 @@ for (const kind of stores) {
 
     it('keeps every change, its position and its delivery; the log goes on after them', async () => {
       const migrations = kind === 'sqlite' ? sqliteMigrations : postgresMigrations;
-      const before = migrations.length - 1;
+      // Migration 11 renames the log: a store made by the release before it has 10.
+      const before = 10;
       const floor = kind === 'sqlite' ? sqliteAt(db, before) : await postgresAt(db, before);
       const { store, migrated } = await openStore({ databaseUrl: db.databaseUrl, databasePoolSize: 2 });
       try {
-        assert.equal(migrated, 1);
+        assert.equal(migrated, migrations.length - before);
         const last = floor + BigInt(PLANTS.length - 1);
         assert.deepEqual(await store.changes.bounds(), { floor, current: last });
         const { changes } = await store.changes.read(floor - 1n, last, 10, {});

@@ -32,6 +32,7 @@ const parse = (text: string): Block[] =>
     .filter((lines) => lines.length > 0)
     .map((lines) => Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)])));
 
+/** Opens a stream; with `token` '' it sends no Authorization (a ticket in the path instead). */
 export function openEventStream(
   base: string,
   token: string,
@@ -40,7 +41,7 @@ export function openEventStream(
 ): Promise<EventStream> {
   return new Promise((resolve, reject) => {
     const req = request(`${base}${path}`, {
-      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, ...headers },
+      headers: { accept: 'text/event-stream', ...(token && { authorization: `Bearer ${token}` }), ...headers },
     });
     req.on('error', reject);
     req.on('response', (res) => {

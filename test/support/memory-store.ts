@@ -25,6 +25,7 @@ import type { PlantStore } from '../../src/store/plants.js';
 import { KNOWN_SCHEMA_VERSIONS } from '../../src/store/schema-versions.js';
 import type { ReadHost, Store, StoreHealth, StoreReads } from '../../src/store/store.js';
 import type { TokenStore } from '../../src/store/tokens.js';
+import type { TicketRecord } from '../../src/domain/ticket.js';
 import type { WebhookStore } from '../../src/store/webhooks.js';
 import { applyWrites, type Current, type PlantTx } from '../../src/store/write-path.js';
 
@@ -237,7 +238,16 @@ export class MemoryStore implements Store {
       if (t.revokedAt === null) this.tokenRows.set(id, { ...t, revokedAt: at });
       return true;
     },
+    insertTicket: async (ticket) => {
+      this.check('tokens.insertTicket');
+      this.tickets.set(ticket.hash, { ...ticket, scopes: [...ticket.scopes] });
+    },
+    findTicket: async (hash) => {
+      this.check('tokens.findTicket');
+      return this.tickets.get(hash);
+    },
   };
+  private readonly tickets = new Map<string, TicketRecord>();
 
   private readonly noOutbox = (name: string) => async (): Promise<never> => {
     throw new Error(`the memory store keeps no webhook deliveries (${name}): test that on a real store`);

@@ -1,4 +1,4 @@
-import type { onRequestHookHandler } from 'fastify';
+import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import {
   bearerCredential,
@@ -10,7 +10,10 @@ import {
 import type { Config } from '../../config/config.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { verifyTicket } from '../../auth/verify-ticket.js';
 import { repeated } from '../header-checks.js';
+import { prefersEventStream } from '../negotiate.js';
+import { routeOf } from '../route-of.js';
 import { HttpError } from '../http-error.js';
 import { registerRateLimits } from './rate-limit.js';
 
@@ -22,6 +25,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who authenticated this request, if anyone. */
     principal?: Principal;
+    /** The stream ticket it authenticated with, instead of Authorization (the changes stream only). */
+    ticket?: string | undefined;
   }
 }
 
@@ -37,6 +42,35 @@ export interface AuthOptions {
  * learns nothing about the data or the schema. Order: too many refused credentials from this
  * address (429), credential (401), scope (403), this token's rate limit (429).
  */
+/** The query's `ticket`, read only when the URL can hold one: every request passes here. */
+function ticketOf(request: FastifyRequest): string | undefined {
+  const { url } = request;
+  const query = url.indexOf('?');
+  if (query === -1 || !url.includes('ticket=', query)) return undefined;
+  return new URLSearchParams(url.slice(query)).get('ticket') ?? undefined;
+}
+
+/**
+ * A ticket opens the changes stream and nothing else (a page's EventSource, which cannot send
+ * Authorization): on any other request it is 401, as a credential in a query string is; beside
+ * Authorization, 400 (one credential a request).
+ */
+function refuseTicketHere(request: FastifyRequest): void {
+  const stream =
+    request.method === 'GET' &&
+    routeOf(request).config.route === '/plants/changes' &&
+    prefersEventStream(request.headers.accept);
+  if (!stream) {
+    throw new UnauthenticatedError(
+      'a ticket opens only the changes stream (GET /plants/changes?ticket=… with Accept: text/event-stream); send Authorization: Bearer <token>',
+      false,
+    );
+  }
+  if (request.headers.authorization !== undefined) {
+    throw new HttpError(400, 'send a ticket or Authorization, not both');
+  }
+}
+
 export const authPlugin = fp<AuthOptions>(
   async (app, { config, verifiers, metrics }) => {
     const limits = await registerRateLimits(app, config, metrics.rateLimited);
@@ -45,16 +79,19 @@ export const authPlugin = fp<AuthOptions>(
         if (repeated(request.raw, 'authorization')) {
           throw new HttpError(400, 'the Authorization header is given more than once; send one');
         }
-        const token = bearerCredential(request.headers.authorization);
+        const ticket = ticketOf(request);
+        if (ticket !== undefined) refuseTicketHere(request);
+        const token = ticket ?? bearerCredential(request.headers.authorization);
         limits?.checkAddress(request);
         let principal: Principal;
         try {
-          principal = await verifyBearer(token, verifiers);
+          principal = ticket ? await verifyTicket(ticket, verifiers, true) : await verifyBearer(token, verifiers);
         } catch (err) {
           if (limits && err instanceof UnauthenticatedError) await limits.recordFailure(request);
           throw err;
         }
         request.principal = principal;
+        request.ticket = ticket;
         requireScope(principal, scope);
         if (limits) await limits.countToken(request, reply, principal.limitKey);
       };

@@ -39,7 +39,8 @@ export async function changeRoutes(
 
   // Places are shared by principal (one token, one JWT subject), never by the raw credential.
   const holderOf = (request: FastifyRequest) => request.principal?.limitKey ?? 'anonymous';
-  const credentialOf = (request: FastifyRequest) => bearerCredential(request.headers.authorization);
+  // A stream opened with a ticket is checked again by its ticket (the token that made it).
+  const credentialOf = (request: FastifyRequest) => request.ticket ?? bearerCredential(request.headers.authorization);
 
   app.operation(
     'listChanges',

@@ -232,6 +232,17 @@ ${wordsFollow(
    ALTER INDEX events_pkey RENAME TO changes_pkey;
    ALTER INDEX events_plant RENAME TO changes_plant;
    ALTER TABLE change_log RENAME TO change_floor;`,
+  // Stream tickets: a page's short-lived credential for the changes stream, kept as its hash,
+  // with the token that made it (by hash: its rights are checked there) or an identity
+  // provider's subject and scopes. Removed a day past their expiry.
+  `CREATE TABLE stream_tickets (
+     hash       text PRIMARY KEY,
+     token_hash text,
+     subject    text,
+     scopes     text[] NOT NULL,
+     expires_at timestamptz NOT NULL
+   );
+   CREATE INDEX stream_tickets_expiry ON stream_tickets (expires_at);`,
 ];
 
 /**

@@ -33,6 +33,7 @@ export const POSTGRES_NOT_BACKED_UP: Readonly<Record<string, string>> = {
   changes: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (the manual)',
   deliveries: 'the webhook outbox: deliveries under way are not part of a backup (the manual)',
   change_floor: 'where the change log starts (see changes)',
+  stream_tickets: "stream tickets: five minutes' credentials, made again by the pages that need them",
   schema_migrations: "the migrations' bookkeeping: a backup records its schema version in its header",
 };
 

@@ -1,3 +1,4 @@
+import { TICKET_KEPT_MS } from '../../domain/ticket.js';
 import type { Scope, TokenRecord } from '../../domain/token.js';
 import type { RecordsInBackup } from '../backup.js';
 import type { TokenStore } from '../tokens.js';
@@ -36,7 +37,21 @@ const SQL = {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
   },
   revoke: { text: 'UPDATE tokens SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2 RETURNING id' },
+  // One statement: the ticket kept, and those a day past their expiry forgotten.
+  insertTicket: {
+    text: `WITH gone AS (DELETE FROM stream_tickets WHERE expires_at < $6)
+           INSERT INTO stream_tickets (hash, token_hash, subject, scopes, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+  },
+  ticket: { text: 'SELECT * FROM stream_tickets WHERE hash = $1' },
 } as const;
+
+interface TicketRow {
+  hash: string;
+  token_hash: string | null;
+  subject: string | null;
+  scopes: string[];
+  expires_at: Date;
+}
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
@@ -60,6 +75,22 @@ export function postgresTokens(run: Run, lookUp: Run = run): TokenStore {
       return Number(row?.n ?? 0);
     },
     revoke: async (id, at) => (await run({ ...SQL.revoke, values: [at.toISOString(), id] })).length === 1,
+    async insertTicket(t) {
+      const forget = new Date(Date.now() - TICKET_KEPT_MS).toISOString();
+      await run({ ...SQL.insertTicket, values: [t.hash, t.tokenHash, t.subject, t.scopes, iso(t.expiresAt), forget] });
+    },
+    async findTicket(hash) {
+      const [row] = await lookUp<TicketRow>({ ...SQL.ticket, values: [hash] });
+      return (
+        row && {
+          hash: row.hash,
+          tokenHash: row.token_hash,
+          subject: row.subject,
+          scopes: row.scopes as Scope[],
+          expiresAt: row.expires_at,
+        }
+      );
+    },
   };
 }
 

@@ -216,6 +216,17 @@ export const sqliteMigrations: string[] = [
    DROP INDEX events_plant;
    CREATE INDEX changes_plant ON changes (plant_id, seq);
    ALTER TABLE change_log RENAME TO change_floor;`,
+  // Stream tickets: a page's short-lived credential for the changes stream, kept as its hash,
+  // with the token that made it (by hash: its rights are checked there) or an identity
+  // provider's subject and scopes. Removed a day past their expiry.
+  `CREATE TABLE stream_tickets (
+     hash       TEXT PRIMARY KEY,
+     token_hash TEXT,
+     subject    TEXT,
+     scopes     TEXT NOT NULL,
+     expires_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX stream_tickets_expiry ON stream_tickets (expires_at);`,
 ];
 
 /**

@@ -37,6 +37,7 @@ export const SQLITE_NOT_BACKED_UP: Readonly<Record<string, string>> = {
   changes: 'the change log, which the webhook outbox delivers from: a restored store starts a new one (the manual)',
   deliveries: 'the webhook outbox: deliveries under way are not part of a backup (the manual)',
   change_floor: 'where the change log starts (see changes)',
+  stream_tickets: "stream tickets: five minutes' credentials, made again by the pages that need them",
   sqlite_sequence: "SQLite's own: the last number AUTOINCREMENT gave (changes.seq, before migration 6)",
 };
 

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { TICKET_KEPT_MS } from '../../domain/ticket.js';
 import type { Scope, TokenRecord } from '../../domain/token.js';
 import type { RecordsInBackup } from '../backup.js';
 import type { TokenStore } from '../tokens.js';
@@ -27,6 +28,14 @@ function tokenFromRow(row: TokenRow): TokenRecord {
     expiresAt: date(row.expires_at),
     revokedAt: date(row.revoked_at),
   };
+}
+
+interface TicketRow {
+  hash: string;
+  token_hash: string | null;
+  subject: string | null;
+  scopes: string;
+  expires_at: bigint;
 }
 
 const LIST = 'SELECT * FROM tokens ORDER BY created_at, id';
@@ -58,6 +67,11 @@ export function sqliteTokens({ read, write, writer }: SqliteAccess): TokenStore 
     list: read.prepare<[], TokenRow>(LIST),
     count: read.prepare<[], { n: bigint }>(COUNT),
     revoke: write.prepare('UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?'),
+    insertTicket: write.prepare(
+      'INSERT INTO stream_tickets (hash, token_hash, subject, scopes, expires_at) VALUES (?, ?, ?, ?, ?)',
+    ),
+    forgetTickets: write.prepare('DELETE FROM stream_tickets WHERE expires_at < ?'),
+    ticket: read.prepare<[string], TicketRow>('SELECT * FROM stream_tickets WHERE hash = ?'),
   };
   const insert = tokenInsert(write);
   return {
@@ -70,6 +84,24 @@ export function sqliteTokens({ read, write, writer }: SqliteAccess): TokenStore 
     list: () => sqliteRead(() => s.list.all().map(tokenFromRow)),
     count: () => sqliteRead(() => Number(s.count.get()!.n)),
     revoke: (id, at) => writer.run(() => s.revoke.run(at.getTime(), id).changes === 1),
+    insertTicket: (t) =>
+      writer.run(() => {
+        s.forgetTickets.run(Date.now() - TICKET_KEPT_MS);
+        s.insertTicket.run(t.hash, t.tokenHash, t.subject, t.scopes.join(' '), t.expiresAt.getTime());
+      }),
+    findTicket: (hash) =>
+      sqliteRead(() => {
+        const row = s.ticket.get(hash);
+        return (
+          row && {
+            hash: row.hash,
+            tokenHash: row.token_hash,
+            subject: row.subject,
+            scopes: row.scopes.split(' ').filter(Boolean) as Scope[],
+            expiresAt: new Date(Number(row.expires_at)),
+          }
+        );
+      }),
   };
 }
 

@@ -1,0 +1,42 @@
+import { UnauthenticatedError } from '../domain/errors.js';
+import { TICKET_SHAPE } from '../domain/ticket.js';
+import { hashToken, isActive } from '../domain/token.js';
+import type { FindTicket, FindToken } from './token-cache.js';
+import type { Principal } from './verify-bearer.js';
+
+const refused = (why: string) => new UnauthenticatedError(why, true);
+
+/**
+ * The principal a stream ticket stands for. `opening`: a stream is being opened (or reopened),
+ * which the ticket allows until it expires; else a stream it opened is being checked again, which
+ * lives while the token that made the ticket is valid. The token's rights are read now, so
+ * revoking it, expiring it or taking a scope from it reaches the ticket at once. A ticket made
+ * by an identity provider's token keeps that token's scopes, and its streams end with it.
+ */
+export async function verifyTicket(
+  ticket: string,
+  { findTicket, findToken }: { findTicket: FindTicket; findToken: FindToken },
+  opening: boolean,
+  now = new Date(),
+): Promise<Principal> {
+  if (!TICKET_SHAPE.test(ticket)) throw refused('the ticket is malformed');
+  const hash = hashToken(ticket);
+  const record = await findTicket(hash);
+  if (!record) throw refused('the ticket is not valid');
+  const expired = record.expiresAt <= now;
+  if (record.tokenHash === null) {
+    if (expired) throw refused('the ticket has expired: get a new one with POST /plants/changes/tickets');
+    return {
+      kind: 'jwt',
+      id: record.subject ?? undefined,
+      scopes: record.scopes,
+      limitKey: `jwt:${record.subject ?? hash}`,
+    };
+  }
+  if (opening && expired) throw refused('the ticket has expired: get a new one with POST /plants/changes/tickets');
+  const token = await findToken(record.tokenHash);
+  if (!token) throw refused('the ticket is not valid');
+  if (token.revokedAt !== null) throw refused('the token that made the ticket has been revoked');
+  if (!isActive(token, now)) throw refused('the token that made the ticket has expired');
+  return { kind: 'token', id: token.id, scopes: token.scopes, limitKey: `token:${record.tokenHash}` };
+}

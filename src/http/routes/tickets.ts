@@ -1,0 +1,20 @@
+import type { FastifyInstance } from 'fastify';
+import type { Principal } from '../../auth/verify-bearer.js';
+import type { Store } from '../../store/store.js';
+import { createTicket, type TicketHolder } from '../../use-cases/create-ticket.js';
+
+/** Whom a ticket speaks for: a managed token by its hash (its limit key's), or a JWT's subject and scopes. */
+function holderOf(principal: Principal): TicketHolder {
+  if (principal.kind === 'token') {
+    return { tokenHash: principal.limitKey.slice('token:'.length), subject: null, scopes: [] };
+  }
+  return { tokenHash: null, subject: principal.id ?? null, scopes: [...principal.scopes] as TicketHolder['scopes'] };
+}
+
+/** POST /plants/changes/tickets: a page's credential for the changes stream (its EventSource cannot send Authorization). */
+export async function ticketRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
+  app.operation('createChangesTicket', async (request, reply) => {
+    const { ticket, expiresAt } = await createTicket(store, holderOf(request.principal!));
+    return reply.code(201).send({ ticket, expiresAt: expiresAt.toISOString() });
+  });
+}

@@ -1,0 +1,92 @@
+// Following the store from a page on its own origin, as docs/guides/cors.md shows it: Chromium
+// loads a page from a second origin (another port of 127.0.0.1), which asks the service for a
+// stream ticket with its token (CORS) and opens an EventSource with it. The first ticket it is
+// handed has expired: the stream answers 401, EventSource gives up, and the page gets a new
+// ticket and opens again; every change arrives once, in order, and no Authorization ever goes in
+// a URL.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { TICKET_TTL_MS } from '../../src/domain/ticket.js';
+import { createTicket } from '../../src/use-cases/create-ticket.js';
+import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser } from '../support/chromium.js';
+import { postPlant } from '../support/http.js';
+import { buildTestApp, type TestApp } from '../helper.js';
+
+/** The page: the snippet of docs/guides/cors.md, its changes kept in window.received. */
+const page = (api: string) => `<!doctype html><meta charset="utf-8"><title>follow</title><script>
+  window.received = [];
+  window.opened = 0;
+  async function follow(token, after) {
+    const r = await fetch('${api}/plants/changes/tickets', { method: 'POST', headers: { authorization: 'Bearer ' + token } });
+    const { ticket } = await r.json();
+    const query = new URLSearchParams({ ticket, ...(after && { after }) });
+    const source = new EventSource('${api}/plants/changes?' + query);
+    source.onopen = () => window.opened++;
+    for (const type of ['created', 'updated', 'deleted'])
+      source.addEventListener(type, (e) => window.received.push({ id: (after = e.lastEventId), data: e.data }));
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) setTimeout(() => follow(token, after), 200);
+    };
+  }
+</script>`;
+
+describe('a page on its own origin follows the store with stream tickets', { skip: skipWithoutChromium }, () => {
+  if (failWithoutChromium()) return;
+  let pages: Server;
+  let app: TestApp;
+  let api: string;
+  let browser: Browser;
+  let tab: Page;
+
+  before(async () => {
+    pages = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page(api)));
+    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+    app = await buildTestApp({ env: { CORS_ORIGINS: origin }, logs: true });
+    api = await app.listen();
+    browser = await launchChromium();
+    tab = browser.page;
+  });
+  after(async () => {
+    await browser?.close();
+    await app?.close();
+    pages?.close();
+  });
+
+  it('gets a new ticket when one has expired, and loses and repeats nothing', async () => {
+    // The first ticket the page is handed expired a second ago.
+    const old = await createTicket(
+      app.services.store,
+      { tokenHash: (await app.services.store.tokens.list())[0]!.hash, subject: null, scopes: [] },
+      Date.now() - TICKET_TTL_MS - 1000,
+    );
+    let handed = 0;
+    await tab.route('**/plants/changes/tickets', async (route) => {
+      if (handed++ > 0) return route.continue();
+      const real = await route.fetch();
+      const body = JSON.stringify({ ...(await real.json()), ticket: old.ticket });
+      await route.fulfill({ response: real, body });
+    });
+    await tab.goto(`http://127.0.0.1:${(pages.address() as AddressInfo).port}/`);
+    await tab.evaluate(`follow(${JSON.stringify(app.token)})`);
+    await tab.waitForFunction('window.opened === 1', undefined, { timeout: 10_000 });
+    assert.equal(handed, 2, 'the expired ticket was refused and a second one asked for');
+
+    const positions: string[] = [];
+    for (let id = 1; id <= 5; id++) {
+      const r = await postPlant(api, app.token, JSON.stringify({ id, name: `plant ${id}` }));
+      positions.push(r.headers['change-position'] as string);
+    }
+    await tab.waitForFunction('window.received.length === 5', undefined, { timeout: 10_000 });
+    const received = await tab.evaluate<{ id: string; data: string }[]>('window.received');
+    assert.deepEqual(
+      received.map((r) => r.id),
+      positions,
+    );
+    const urls = app.logs.filter((l) => l.includes('/plants/changes?'));
+    assert.ok(urls.length >= 1 && urls.every((l) => l.includes('ticket=[redacted]')), urls.join('\n'));
+  });
+});

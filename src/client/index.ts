@@ -82,3 +82,9 @@ const exactJson: Middleware = {
 
 export { ChangesGoneError, FollowError, followChanges, type Change, type FollowOptions } from './follow.js';
 export { ListError, allPlants, type AllPlantsOptions } from './pages.js';
+export {
+  followChangesInBrowser,
+  type BrowserFollowOptions,
+  type BrowserFollower,
+  type SnapshotPlant,
+} from './follow-browser.js';

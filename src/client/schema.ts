@@ -1676,7 +1676,25 @@ export interface operations {
     createChangesTicket: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };

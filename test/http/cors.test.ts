@@ -148,6 +148,7 @@ describe('CORS, for the origins of CORS_ORIGINS', () => {
       ['/plants', 'GET, HEAD, POST'],
       ['/plants/batch', 'POST'],
       ['/plants/changes', 'GET, HEAD'],
+      ['/plants/changes/tickets', 'POST'],
       ['/plants/42', 'GET, HEAD, PUT, PATCH, DELETE'],
     ] as const) {
       const res = await t.inject({

@@ -56,6 +56,48 @@ describe('a page on its own origin follows the store with stream tickets', { ski
     pages?.close();
   });
 
+  it('lets a page of an origin not on the list do none of it', async () => {
+    const other = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<title>x</title>'),
+    );
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const made = (await app
+        .inject({
+          method: 'POST',
+          path: '/plants/changes/tickets',
+          headers: { authorization: `Bearer ${app.token}` },
+        })
+        .then((r) => r.json)) as { ticket: string };
+      await tab.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`);
+      const tried = await tab.evaluate(
+        async ([base, token, ticket]) => {
+          const fetched = await fetch(`${base}/plants/changes/tickets`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}` },
+          }).then(
+            (r) => `answered ${r.status}`,
+            (e: unknown) => `refused: ${String(e)}`,
+          );
+          const streamed = await new Promise<string>((resolve) => {
+            const source = new EventSource(`${base}/plants/changes?ticket=${ticket}`);
+            source.onopen = () => resolve('opened');
+            source.onerror = () => {
+              source.close();
+              resolve('failed');
+            };
+          });
+          return { fetched, streamed };
+        },
+        [api, app.token, made.ticket],
+      );
+      assert.match(tried.fetched, /^refused: TypeError/);
+      assert.equal(tried.streamed, 'failed');
+    } finally {
+      other.close();
+    }
+  });
+
   it('gets a new ticket when one has expired, and loses and repeats nothing', async () => {
     // The first ticket the page is handed expired a second ago.
     const old = await createTicket(

@@ -14,24 +14,7 @@ import { createTicket } from '../../src/use-cases/create-ticket.js';
 import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser } from '../support/chromium.js';
 import { postPlant } from '../support/http.js';
 import { buildTestApp, type TestApp } from '../helper.js';
-
-/** The page: the snippet of docs/guides/cors.md, its changes kept in window.received. */
-const page = (api: string) => `<!doctype html><meta charset="utf-8"><title>follow</title><script>
-  window.received = [];
-  window.opened = 0;
-  async function follow(token, after) {
-    const r = await fetch('${api}/plants/changes/tickets', { method: 'POST', headers: { authorization: 'Bearer ' + token } });
-    const { ticket } = await r.json();
-    const query = new URLSearchParams({ ticket, ...(after && { after }) });
-    const source = new EventSource('${api}/plants/changes?' + query);
-    source.onopen = () => window.opened++;
-    for (const type of ['created', 'updated', 'deleted'])
-      source.addEventListener(type, (e) => window.received.push({ id: (after = e.lastEventId), data: e.data }));
-    source.onerror = () => {
-      if (source.readyState === EventSource.CLOSED) setTimeout(() => follow(token, after), 200);
-    };
-  }
-</script>`;
+import { followPage as page } from './follow-page.js';
 
 describe('a page on its own origin follows the store with stream tickets', { skip: skipWithoutChromium }, () => {
   if (failWithoutChromium()) return;

@@ -89,6 +89,10 @@ for (const kind of stores) {
         const r = await send(base, { path: `/plants/changes?ticket=${t}`, headers: { accept: 'text/event-stream' } });
         assert.equal(r.status, 401, t);
       }
+      // An empty ticket is a malformed ticket, not a missing bearer token.
+      const empty = await send(base, { path: '/plants/changes?ticket=', headers: { accept: 'text/event-stream' } });
+      assert.equal(empty.status, 401);
+      assert.match((empty.json as { message: string }).message, /the ticket is malformed/);
       const { ticket } = (await ticketFor(token)).json as { ticket: string };
       const stream = await withTicket(ticket);
       assert.equal(stream.status, 200);

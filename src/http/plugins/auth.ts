@@ -85,7 +85,8 @@ export const authPlugin = fp<AuthOptions>(
         limits?.checkAddress(request);
         let principal: Principal;
         try {
-          principal = ticket ? await verifyTicket(ticket, verifiers, true) : await verifyBearer(token, verifiers);
+          principal =
+            ticket !== undefined ? await verifyTicket(ticket, verifiers, true) : await verifyBearer(token, verifiers);
         } catch (err) {
           if (limits && err instanceof UnauthenticatedError) await limits.recordFailure(request);
           throw err;

@@ -62,7 +62,8 @@ export interface Framing {
  * written to, and a place kept for a client gone is kept for good.
  */
 export class Place {
-  private readonly left = new AbortController();
+  /** Made when a request asks for the signal (a long poll): a stream never does, and holds none. */
+  private left: AbortController | undefined;
   private released = false;
   private readonly stopListening: () => void;
   /** Why it was taken back from a client still there: its credential no longer grants the feed. */
@@ -81,7 +82,8 @@ export class Place {
     /** The bearer credential it was taken with, checked again every RECHECK_MS while it is held. */
     readonly credential: string,
     private readonly client: Client,
-    private readonly giveBack: (place: Place) => void,
+    // The streams it was taken from (not a closure over them: one less object per idle stream).
+    private readonly owner: { giveBack(place: Place): void },
   ) {
     this.stopListening = client.onLeave(this.onLeave);
     if (this.gone) this.onLeave();
@@ -89,6 +91,8 @@ export class Place {
 
   /** Aborts when the client leaves (or the place is given back). */
   get signal(): AbortSignal {
+    this.left ??= new AbortController();
+    if (this.released) this.left.abort();
     return this.left.signal;
   }
 
@@ -102,8 +106,8 @@ export class Place {
     if (this.released) return;
     this.released = true;
     this.stopListening();
-    this.left.abort();
-    this.giveBack(this);
+    this.left?.abort();
+    this.owner.giveBack(this);
   }
 
   /** Takes it back for another principal's request. */
@@ -235,7 +239,7 @@ export class ChangeStreams {
    */
   admit(holder: string, credential: string, client: Client): Place {
     if (this.places.size >= this.options.max && !this.makeRoomFor(holder)) throw this.full();
-    const place = new Place(holder, credential, client, (p) => this.giveBack(p));
+    const place = new Place(holder, credential, client, this);
     if (!place.gone) {
       this.places.add(place);
       this.byHolder.set(holder, (this.byHolder.get(holder) ?? 0) + 1);
@@ -288,7 +292,8 @@ export class ChangeStreams {
     this.scheduleFlush();
   }
 
-  private giveBack(place: Place): void {
+  /** Called by the place itself when it is released. */
+  giveBack(place: Place): void {
     if (this.places.delete(place)) {
       const n = this.byHolder.get(place.holder)! - 1;
       if (n === 0) this.byHolder.delete(place.holder);

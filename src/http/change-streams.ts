@@ -22,12 +22,11 @@ const plantEvent = (p: PlantRecord) => `event: plant\ndata: {"type":"plant","id"
  * when `stillWanted` says to stop (the client left, the server is closing). The snapshot is closed.
  */
 export async function sendSnapshot(
-  res: ServerResponse,
+  sink: Sink,
   snapshot: PlantsAsOf,
   filter: ChangeFilter,
   stillWanted: () => boolean,
 ): Promise<bigint | undefined> {
-  const sink = responseSink(res);
   try {
     for await (const page of snapshot.pages()) {
       let text = '';
@@ -46,52 +45,65 @@ export async function sendSnapshot(
 /** The first bytes of a stream: a reader that loses it comes back after a second (a browser waits 3 s by default). */
 export const SSE_PREAMBLE = ': following the changes\nretry: 1000\n\n';
 
-/** A stream's response, as the feed's fan-out writes to it. */
-export function responseSink(res: ServerResponse): Sink {
-  return {
-    write: (text) => res.write(text),
-    get buffered() {
-      return res.writableLength;
-    },
-    drained: () =>
-      new Promise((resolve) => {
-        const done = () => {
-          res.off('drain', done);
-          res.off('close', done);
-          resolve();
-        };
-        res.once('drain', done);
-        res.once('close', done);
-      }),
-    close: (now) => {
-      if (now) res.destroy();
-      else res.end();
-    },
-  };
-}
-
 /**
- * The client of a request that holds a place of the feed: it leaves when its response or its
- * socket closes. A client that leaves while its request waits is noticed by the socket's close,
- * never by a write: a filtered stream may never be written to.
+ * A request of the feed as the fan-out sees it: the client a place is held for, and the sink its
+ * stream writes to. One object with its methods on the prototype rather than closures: an idle
+ * stream holds it for hours, and 10,000 of them are the feed's budget (docs/performance.md).
  */
-export function clientOf(req: IncomingMessage, res: ServerResponse): Client {
-  return {
-    get gone() {
-      return res.destroyed || req.socket.destroyed;
-    },
-    onLeave(leave) {
-      // The response's close covers a request answered or a socket closed once it owns it; the
-      // socket's covers a request queued behind another on the same connection.
-      res.once('close', leave);
-      req.socket.once('close', leave);
-      // Its connection is read while it waits, though requests wait behind it: else the client's
-      // leaving would not be seen.
-      answersLate(res);
-      return () => {
-        res.off('close', leave);
-        req.socket.off('close', leave);
+export class FeedResponse implements Client, Sink {
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+  ) {}
+
+  /** The response's close covers a request answered or a socket closed once it owns it. */
+  get gone(): boolean {
+    return this.res.destroyed || this.req.socket.destroyed;
+  }
+
+  /**
+   * A client that leaves while its request waits is noticed by the socket's close, never by a
+   * write: a filtered stream may never be written to. The socket's close covers a request queued
+   * behind another on the same connection.
+   */
+  onLeave(leave: () => void): () => void {
+    const { req, res } = this;
+    // `on`, not `once`: each closes once, `leave` may be called twice, and once's wrappers would
+    // be two more objects an idle stream keeps.
+    res.on('close', leave);
+    req.socket.on('close', leave);
+    // Its connection is read while it waits, though requests wait behind it: else the client's
+    // leaving would not be seen.
+    answersLate(res);
+    return () => {
+      res.off('close', leave);
+      req.socket.off('close', leave);
+    };
+  }
+
+  write(text: string): boolean {
+    return this.res.write(text);
+  }
+
+  get buffered(): number {
+    return this.res.writableLength;
+  }
+
+  drained(): Promise<void> {
+    const { res } = this;
+    return new Promise((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
       };
-    },
-  };
+      res.once('drain', done);
+      res.once('close', done);
+    });
+  }
+
+  close(now: boolean): void {
+    if (now) this.res.destroy();
+    else this.res.end();
+  }
 }

@@ -29,8 +29,12 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** Answers that come late or never (a stream, a long poll): see `answersLate`. */
 const lateAnswers = new WeakSet<ServerResponse>();
-/** For each guarded connection, what starts reading it again once its answer in process is late. */
-const readAgain = new WeakMap<Socket, () => void>();
+/**
+ * What each guarded connection has in process and waiting. Module-wide, with the functions over
+ * it, so that a connection costs its Pipeline and no closure: an idle stream keeps its connection
+ * for hours, and the feed's budget is 10,000 of them.
+ */
+const pipelines = new WeakMap<Socket, Pipeline>();
 
 /**
  * Marks an answer that comes late or never: a stream of changes, a long poll. While it is in
@@ -41,7 +45,17 @@ const readAgain = new WeakMap<Socket, () => void>();
  */
 export function answersLate(res: ServerResponse): void {
   lateAnswers.add(res);
-  readAgain.get(res.socket as Socket)?.();
+  const socket = res.socket as Socket | null;
+  const p = socket && pipelines.get(socket);
+  // Starts reading it again, unless it was refused (then nothing more of it is read).
+  if (p && !p.refused) release(socket, p);
+}
+
+/** Reading a held connection again: Node's server resumes on the socket's drain once its own answers are written. */
+function release(socket: Socket, p: Pipeline): void {
+  if (!p.held) return;
+  p.held = false;
+  socket.emit('drain');
 }
 
 export interface ConnectionLimits {
@@ -72,12 +86,15 @@ interface Pipeline {
  * unanswered ones again on a new connection), and nothing more of the connection is handled.
  */
 export function guardConnections(server: Server, limits: ConnectionLimits): { drain(): void } {
-  const pipelines = new WeakMap<Socket, Pipeline>();
   const sockets = new Set<Socket>();
   let draining = false;
+  function forget(this: Socket) {
+    sockets.delete(this);
+  }
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    // `on`, not `once` (a close comes once): once's wrapper would be one more object per connection.
+    socket.on('close', forget);
   });
   const [handle, ...others] = server.listeners('request') as Listener[];
   if (!handle || others.length > 0) throw new Error('guardConnections expects the one request listener of the app');
@@ -94,12 +111,6 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
     s._paused = true;
     socket.pause();
     if (!parsing) s.parser?.pause();
-  };
-  const release = (socket: Socket, p: Pipeline) => {
-    if (!p.held) return;
-    p.held = false;
-    // Node's server resumes reading on the socket's drain once its own answers are written.
-    socket.emit('drain');
   };
   const run = (req: IncomingMessage, res: ServerResponse, p: Pipeline) => {
     p.inProcess.add(res);
@@ -141,11 +152,8 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
     if (socket.destroyed) return;
     let p = pipelines.get(socket);
     if (!p) {
-      const created: Pipeline = { inProcess: new Set(), waiting: [], refused: false, held: false };
-      pipelines.set(socket, (p = created));
-      readAgain.set(socket, () => {
-        if (!created.refused) release(socket, created);
-      });
+      p = { inProcess: new Set(), waiting: [], refused: false, held: false };
+      pipelines.set(socket, p);
     }
     // After the refusal nothing more is read; what was in the same chunk is left unanswered.
     if (p.refused) return hold(socket, p, true);

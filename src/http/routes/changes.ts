@@ -11,7 +11,7 @@ import {
   type Feed,
   type PlantsAsOf,
 } from '../../feed/index.js';
-import { clientOf, responseSink, sendSnapshot, SSE_PREAMBLE } from '../change-streams.js';
+import { FeedResponse, sendSnapshot, SSE_PREAMBLE } from '../change-streams.js';
 import { prefersEventStream } from '../negotiate.js';
 import { addVary } from '../vary.js';
 import { positionHeader, readsAtLeast } from '../read-position.js';
@@ -61,7 +61,8 @@ export async function changeRoutes(
         );
       }
       if (stream) {
-        const place = streams.admit(holderOf(request), credentialOf(request), clientOf(request.raw, reply.raw));
+        const response = new FeedResponse(request.raw, reply.raw);
+        const place = streams.admit(holderOf(request), credentialOf(request), response);
         const lastEventId = request.headers['last-event-id'];
         let after = 0n;
         let snapshot: PlantsAsOf | undefined;
@@ -101,7 +102,7 @@ export async function changeRoutes(
         if (snapshot) {
           try {
             const synced = await sendSnapshot(
-              reply.raw,
+              response,
               snapshot,
               filterOf(query),
               () => !place.gone && !closing.signal.aborted,
@@ -117,7 +118,7 @@ export async function changeRoutes(
             return reply;
           }
         }
-        streams.open(place, responseSink(reply.raw), after, filterOf(query));
+        streams.open(place, response, after, filterOf(query));
         return reply;
       }
       // The same URL answers pages or a stream by Accept: a cache must keep them apart.
@@ -126,7 +127,7 @@ export async function changeRoutes(
       // gives it back when it answers or its client leaves (which ends the wait); its credential
       // is checked again while it waits, as a stream's is.
       const place = query.wait
-        ? streams.admit(holderOf(request), credentialOf(request), clientOf(request.raw, reply.raw))
+        ? streams.admit(holderOf(request), credentialOf(request), new FeedResponse(request.raw, reply.raw))
         : undefined;
       let page;
       try {

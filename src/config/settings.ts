@@ -282,8 +282,8 @@ export const SETTINGS = {
   }),
   changesMaxStreams: given({
     env: 'CHANGES_MAX_STREAMS',
-    doc: 'most Server-Sent Events streams and long polls of `GET /plants/changes` on one instance; past it, 503 with `Retry-After`',
-    default: 1000,
+    doc: 'most Server-Sent Events streams and long polls of `GET /plants/changes` on one instance; past it, 503 with `Retry-After` (each takes a descriptor: `LimitNOFILE` in the unit)',
+    default: 10_000,
     parse: p.integer(1, 1_000_000),
   }),
   webhookSecretKey: optional({

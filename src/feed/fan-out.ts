@@ -131,6 +131,8 @@ interface Stream {
   /** Its registration with the hub as a follower, undone when it closes. */
   unfollow: () => void;
   filter: ChangeFilter;
+  /** The filter as text: streams with equal keys are sent the same events (`flush`). */
+  filterKey: string;
   /** Every change up to here has been written to it (or passed over by its filter). */
   after: bigint;
   /** Where its reader would resume from: the last event's position or bookmark written, or where it began. */
@@ -286,7 +288,9 @@ export class ChangeStreams {
   open(place: Place, sink: Sink, after: bigint, filter: ChangeFilter): void {
     if (place.gone) return;
     const unfollow = this.feed.hub.follow();
-    const stream: Stream = { place, sink, unfollow, filter, after, told: after, busy: false, closed: false };
+    const filterKey =
+      filter.id !== undefined ? `id ${filter.id}` : filter.tags ? `tags ${JSON.stringify(filter.tags)}` : '';
+    const stream: Stream = { place, sink, unfollow, filter, filterKey, after, told: after, busy: false, closed: false };
     place.stream = stream;
     this.streams.add(stream);
     this.scheduleFlush();
@@ -338,13 +342,38 @@ export class ChangeStreams {
   private flush(): void {
     const { hub } = this.feed;
     const upTo = hub.current;
-    // The text of the events past a position, built once for the unfiltered streams there.
-    const shared = new Map<bigint, Slice>();
+    // What is new past each position, and the text of its events for each filter: built once for
+    // all the streams there with that filter. Under a write load thousands of streams share a few
+    // positions and filters: weighing each change against each stream's filter, and copying the
+    // hub's recent changes for each, was most of what 10,000 open streams cost the writes.
+    const recentPast = new Map<bigint, Change[] | undefined>();
+    const shared = new Map<bigint, Map<string, Slice>>();
+    // Streams in step share one position: the last one's lookups serve the next.
+    let at: bigint | undefined;
+    let recent: Change[] | undefined;
+    let byFilter = new Map<string, Slice>();
     for (const s of this.streams) {
       if (s.busy || s.after >= upTo) continue;
-      const recent = hub.recent(s.after);
+      if (s.after !== at) {
+        at = s.after;
+        if (!recentPast.has(at)) recentPast.set(at, hub.recent(at));
+        recent = recentPast.get(at);
+        if (!shared.has(at)) shared.set(at, new Map());
+        byFilter = shared.get(at)!;
+      }
       if (!recent) {
         void this.catchUp(s);
+        continue;
+      }
+      // Built for the most any stream may be handed; a stream with less room gets its own.
+      let slice = byFilter.get(s.filterKey);
+      if (slice === undefined) {
+        slice = sliceOf(this.options.framing.event, recent, s.filter, MAX_UNREAD_BYTES);
+        byFilter.set(s.filterKey, slice);
+      }
+      // Nothing passes its filter: every change up to `upTo` is passed over, with no more work.
+      if (!slice.text) {
+        s.after = upTo;
         continue;
       }
       const room = this.room(s);
@@ -352,12 +381,7 @@ export class ChangeStreams {
         this.wait(s);
         continue;
       }
-      const whole = s.filter.tags === undefined && s.filter.id === undefined;
-      let slice = whole ? shared.get(s.after) : undefined;
-      if (slice === undefined || slice.bytes > room) {
-        slice = sliceOf(this.options.framing.event, recent, s.filter, room);
-        if (whole && slice.through === undefined) shared.set(s.after, slice);
-      }
+      if (slice.bytes > room) slice = sliceOf(this.options.framing.event, recent, s.filter, room);
       // Past the last event written, or every change up to `upTo` (written or passed over).
       s.after = slice.through ?? upTo;
       if (slice.text) {

@@ -212,6 +212,31 @@ for (const kind of stores) {
       );
     });
 
+    it('sends each of several streams in step the events of its own filter, and only those', async () => {
+      // The fan-out builds the events past one position once per filter (fan-out.ts, flush):
+      // streams at one position with other filters must not be handed each other's.
+      const app = await buildTestApp({ store: kind });
+      try {
+        const base = await app.listen();
+        const paths = ['', '?tag=a', '?tag=b', '?tag=a&tag=b', '?id=702', '?tag=a'];
+        const streams = await Promise.all(paths.map((p) => openStream(base, app.token, `/plants/changes${p}`)));
+        const ids = [700, 701, 702, 703, 704];
+        const tags = ['a', 'b', 'a', 'c', 'b'];
+        for (const [i, id] of ids.entries()) {
+          await postPlant(base, app.token, JSON.stringify({ id, name: 'x', tag: tags[i] }));
+        }
+        const want = [ids, [700, 702], [701, 704], [700, 701, 702, 704], [702], [700, 702]];
+        const got = (s: (typeof streams)[number]) => s.events().map(([, , data]) => JSON.parse(data).id as number);
+        assert.ok(await pollUntil(async () => got(streams[0]!).length === ids.length, 2000), streams[0]!.text());
+        // A change reaches every stream in the same flush: once the unfiltered one has the last, all have theirs.
+        await pollUntil(async () => streams.every((s, i) => got(s).length === want[i]!.length), 1000);
+        assert.deepEqual(streams.map(got), want);
+        for (const s of streams) s.res.destroy();
+      } finally {
+        await app.close();
+      }
+    });
+
     it('a filtered stream its filter kept silent sends a bookmark with its keep-alive, and resumes from it', async () => {
       // The keep-alive's interval, and only it, on a clock the test moves (HEARTBEAT_MS).
       mock.timers.enable({ apis: ['setInterval'] });

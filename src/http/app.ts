@@ -14,6 +14,7 @@ import { lifecyclePlugin } from './plugins/lifecycle.js';
 import { registerOverloadGuard } from './plugins/overload.js';
 import { logRequest, requestLogPlugin } from './plugins/request-log.js';
 import { requestId } from './request-id.js';
+import { RequestLogger } from './request-logger.js';
 import { docsRoutes } from './routes/docs.js';
 import { operationsRoutes } from './routes/operations.js';
 import { plantRoutes } from './routes/plants.js';
@@ -32,6 +33,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     loggerInstance: services.log as FastifyBaseLogger,
     // One line per request, written by the request-log plugin, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: RequestLogger.factory,
     requestIdHeader: false,
     genReqId: requestId,
     bodyLimit: config.bodyLimitBytes,

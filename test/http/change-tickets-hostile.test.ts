@@ -133,7 +133,10 @@ for (const kind of stores) {
       assert.ok(await pollUntil(async () => app.logs.some((l) => l.includes('?after=')), 2000));
       const log = app.logs.join('\n');
       for (const t of seen) assert.ok(!log.includes(t.slice('pstt_'.length)), `${t} is in the log`);
-      assert.ok(app.logs.some((l) => l.includes('ticket=[redacted]')), 'the request lines were logged');
+      assert.ok(
+        app.logs.some((l) => l.includes('ticket=[redacted]')),
+        'the request lines were logged',
+      );
     });
   });
 }

@@ -16,19 +16,13 @@ import { send, type RawResponse, type Target } from '../support/http.js';
 import {
   AUDIENCE,
   ISSUER,
+  jwtEnv,
   newKey,
   signToken,
   startJwksServer,
   type JwksServer,
   type SigningKey,
 } from '../support/identity-provider.js';
-
-const jwtEnv = (jwks: JwksServer, cooldownMs: number) => ({
-  JWT_JWKS_URL: jwks.url,
-  JWT_ISSUER: ISSUER,
-  JWT_AUDIENCE: AUDIENCE,
-  JWT_JWKS_COOLDOWN_MS: String(cooldownMs),
-});
 
 let nextId = 1;
 const post = (url: Target, token: string) =>

@@ -46,7 +46,9 @@ export async function openTerminal(
 async function runBlock(shell: Shell, values: PageValues, page: string, block: Block): Promise<void> {
   const where = `${page}:${block.line}`;
   if (block.mark?.startsWith('not run: ')) return;
-  if (block.mark === 'run in the background') {
+  if (block.mark?.startsWith('run in the background')) {
+    // `…, in place of the quick start's server`: that one is stopped first, as with Ctrl-C.
+    if (block.mark.endsWith("in place of the quick start's server")) await shell.stop(shell.background.shift()!);
     // As in a terminal of its own: it runs on; what it prints is the fenced block the page shows next.
     const n = shell.start(values.command(block.steps.map((s) => s.command).join('\n')));
     const printed = () => Object.values(shell.output(n)).join('\n');

@@ -19,6 +19,8 @@ export class Shell {
   private readonly proc: ChildProcess;
   private readonly dir = mkdtempSync(join(tmpdir(), 'plant-store-page-'));
   private said = '';
+  /** The steps started in the background and not stopped, oldest first. */
+  readonly background: number[] = [];
   private steps = 0;
 
   constructor(cwd: string, env: Record<string, string>) {
@@ -26,6 +28,9 @@ export class Shell {
     this.proc = spawn('bash', ['--noprofile', '--norc'], { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc.stdout!.on('data', (chunk: Buffer) => (this.said += chunk.toString()));
     this.proc.stderr!.resume();
+    // Job control, as in a terminal: each background job is a process group of its own, which
+    // stop() can interrupt as Ctrl-C in its terminal would.
+    this.proc.stdin!.write('set -m\n');
   }
 
   /** Runs a step in the foreground; its stdin is empty, as the page's own lines are not its input. */
@@ -44,8 +49,16 @@ export class Shell {
   /** Starts a step in the background, as in a terminal of its own; read what it prints with output(). */
   start(command: string): number {
     const n = ++this.steps;
-    this.proc.stdin!.write(`{\n${command}\n} > ${this.file(n, 'out')} 2> ${this.file(n, 'err')} < /dev/null &\n`);
+    this.proc.stdin!.write(
+      `{\n${command}\n} > ${this.file(n, 'out')} 2> ${this.file(n, 'err')} < /dev/null &\nJOB_${n}=$!\n`,
+    );
+    this.background.push(n);
     return n;
+  }
+
+  /** Ends a step started in the background as Ctrl-C would (SIGINT to its processes), and waits for it. */
+  async stop(n: number): Promise<void> {
+    await this.run(`kill -INT -- -$JOB_${n}; wait $JOB_${n}`, 20_000);
   }
 
   output(n: number): { stdout: string; stderr: string } {
@@ -61,12 +74,14 @@ export class Shell {
 
   async close(): Promise<void> {
     const exited = new Promise((resolve) => this.proc.once('exit', resolve));
+    // Every job still running (a server, a stream), each its own process group, then the shell.
+    this.proc.stdin!.end('for job in $(jobs -p); do kill -TERM -- -$job; done; wait; exit\n');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
     try {
-      process.kill(-this.proc.pid!, 'SIGTERM');
+      process.kill(-this.proc.pid!, 'SIGKILL');
     } catch {
-      // Already gone.
+      // Gone, as it should be.
     }
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
     rmSync(this.dir, { recursive: true, force: true });
   }
 

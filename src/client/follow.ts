@@ -138,7 +138,8 @@ export async function* followChanges(options: FollowOptions): AsyncGenerator<Cha
       params: { query: { after, wait, limit, tag, id } },
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
-    if (data) return { page: data, link: response.headers.get('link') };
+    // Without snapshot=true a page holds changes only (a snapshot's plant and synced items never).
+    if (data) return { page: data as Change[], link: response.headers.get('link') };
     const message = (error as { message?: unknown } | undefined)?.message;
     const text = typeof message === 'string' ? message : response.statusText;
     const { status } = response;

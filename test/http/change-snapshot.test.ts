@@ -40,6 +40,12 @@ for (const kind of stores) {
       });
     });
 
+    it('gives the same as JSON: one array of the plants as of P and synced, then the pages after P', async () => {
+      const store = app.services.store;
+      const o = { readFrom: base, writeTo: [base], token: app.token, seeded: SEEDED, newIds: 200_000, store };
+      await snapshotUnderWriters({ ...o, syncedWithinMs: 20_000 }, 'json');
+    });
+
     it('keeps to the filters, skips the snapshot on a reconnect, and refuses what it cannot do', async () => {
       const rare = await openStream(base, app.token, '/plants/changes?snapshot=true&tag=rare');
       assert.ok(await pollUntil(async () => rare.blocks().some((b) => b.event === 'synced'), 10_000));
@@ -59,7 +65,8 @@ for (const kind of stores) {
       const auth = { authorization: `Bearer ${app.token}` };
       for (const [path, accept, message] of [
         ['/plants/changes?snapshot=true&after=5', 'text/event-stream', /after=/],
-        ['/plants/changes?snapshot=true', 'application/json', /is for a stream/],
+        ['/plants/changes?snapshot=true&wait=1', 'application/json', /does not wait/],
+        ['/plants/changes?snapshot=true&wait=1', 'text/event-stream', /does not wait/],
         ['/plants/changes?snapshot=yes', 'text/event-stream', /must be true or false/],
       ] as const) {
         const r = await app.inject({ path, headers: { ...auth, accept } });

@@ -76,7 +76,7 @@ describe('an idle stream of the changes (SQLite only: no store work)', () => {
         const res = await t.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${t.app.token}` } });
         return Number(/^plant_store_change_streams (\d+)$/m.exec(res.text)?.[1]);
       };
-      assert.ok(await pollUntil(async () => (await streamsOpen()) === 0, 2000), 'the first streams closed');
+      assert.ok(await pollUntil(async () => (await streamsOpen()) === 0, 15_000), 'the first streams closed');
       const node = await heapPerStream((bare.address() as { port: number }).port, request);
       const service = await heapPerStream(servicePort, request);
       const ours = service - node;

@@ -25,6 +25,8 @@ export interface Verifiers {
   /** Stream tickets, by hash (`?ticket=` on the changes stream: verify-ticket.ts). */
   findTicket: FindTicket;
   verifyJwt?: VerifyJwt | undefined;
+  /** A token's hash (token-cache.ts remembers them); SHA-256 each time when absent. */
+  hashOf?: (token: string) => string;
 }
 
 /**
@@ -60,7 +62,7 @@ export async function verifyBearer(token: string, verifiers: Verifiers): Promise
     }
   }
   if (token.length > 512) throw new UnauthenticatedError('the bearer token is malformed', true);
-  const hash = hashToken(token);
+  const hash = (verifiers.hashOf ?? hashToken)(token);
   const record = await verifiers.findToken(hash);
   if (!record) throw new UnauthenticatedError('the bearer token is not valid', true);
   if (record.revokedAt !== null) throw new UnauthenticatedError('the bearer token has been revoked', true);

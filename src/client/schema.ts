@@ -172,7 +172,9 @@ export interface paths {
          *     reconnections included (`EventSource` reuses its URL). It carries the rights of the
          *     token that made it and no more: revoking or expiring that token voids it and closes the
          *     streams it opened within a second; a stream opened with it lives while that token is
-         *     valid (one opened by an identity provider's token, until the ticket expires). A ticket on
+         *     valid. Made with an identity provider's token (JWT mode), it expires when that token
+         *     stops being accepted (its `exp` and 30 s of clock tolerance) if that comes first, and its
+         *     streams end when it expires. A ticket on
          *     any other request is 401. It is 256 random bits, stored only as its SHA-256, and never
          *     written to a log. Once it has expired, get a new one and open a new `EventSource` at
          *     `after=<the last event id>`: nothing is lost or repeated.

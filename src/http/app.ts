@@ -8,7 +8,7 @@ import { guardConnections } from './connections.js';
 import { metricsListenerPlugin } from './metrics-server.js';
 import { authPlugin } from './plugins/auth.js';
 import { contractPlugin } from './plugins/contract.js';
-import { corsPlugin } from './plugins/cors.js';
+import { corsOfRefusals, corsPlugin } from './plugins/cors.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
 import { registerOverloadGuard } from './plugins/overload.js';
@@ -29,6 +29,7 @@ import { changeStreams } from './change-streams-of.js';
  */
 export async function buildApp(services: Services): Promise<FastifyInstance> {
   const { config, doc, metrics, store } = services;
+  const corsOnRefusal = corsOfRefusals(config.corsOrigins);
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     // One line per request, written by the request-log plugin, instead of Fastify's two.
@@ -50,6 +51,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     // Requests refused before routing (a malformed URL) skip the hooks: header and log line here.
     frameworkErrors: (err, request, reply) => {
       reply.header('x-request-id', request.id);
+      corsOnRefusal(request, reply);
       reply.raw.once('finish', () => logRequest(request, reply));
       return errorHandler(err, request, reply);
     },

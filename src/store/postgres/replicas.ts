@@ -66,6 +66,11 @@ class Standby {
   holdsNoStore = false;
   /** A position it was seen at past the primary's, asked after it: forgotten once it moves. */
   aheadAt: bigint | undefined;
+  /**
+   * A whole look has compared it with the primary: until then a standby past the primary (a
+   * failover that lost writes) would serve reads while the primary is asked again.
+   */
+  judged = false;
   readonly reads: StoreReads;
   private looking: Promise<bigint | undefined> | undefined;
 
@@ -217,6 +222,8 @@ export class Standbys {
       const now = await this.primaryNow();
       if (now !== undefined) for (const s of past(now)) s.aheadAt = s.position;
     }
+    // Judged once the primary's position was known to compare with.
+    if (this.samples.length > 0) for (const s of this.standbys) if (s.position !== undefined) s.judged = true;
     this.tellChanges();
   }
 
@@ -339,7 +346,7 @@ export class Standbys {
   }
 
   private usable(s: Standby): boolean {
-    return s.reachable && this.stranger(s) === undefined && this.lagMs(s) <= this.maxLagMs;
+    return s.judged && s.reachable && this.stranger(s) === undefined && this.lagMs(s) <= this.maxLagMs;
   }
 
   /**

@@ -55,9 +55,13 @@ export function createPlant(session: Session, saved: Saved): void {
   });
 }
 
+// The plant as the store holds it now, with its ETag: never a copy from the browser's cache.
+const readPlant = (session: Session, id: string) =>
+  session.client.GET('/plants/{id}', { params: { path: { id: BigInt(id) } }, cache: 'no-store' });
+
 /** Reads the plant (for its ETag), then edits it. */
 export async function editPlant(session: Session, id: string, saved: Saved): Promise<string | undefined> {
-  const read = await session.client.GET('/plants/{id}', { params: { path: { id: BigInt(id) } } });
+  const read = await readPlant(session, id);
   if (read.error) return refusal(read.response, read.error);
   let etag = read.response.headers.get('etag') ?? '';
   const dialog = modal(`Edit plant ${id}`);
@@ -75,7 +79,7 @@ export async function editPlant(session: Session, id: string, saved: Saved): Pro
     saved(id, { id: BigInt(id), ...data });
   };
   const conflict = async (mine: Plant): Promise<string | undefined> => {
-    const theirs = await session.client.GET('/plants/{id}', { params: { path: { id: BigInt(id) } } });
+    const theirs = await readPlant(session, id);
     if (theirs.error) return refusal(theirs.response, theirs.error);
     etag = theirs.response.headers.get('etag') ?? '';
     showConflict(dialog, mine, theirs.data, {

@@ -40,12 +40,11 @@ export function showAlert(message = ''): void {
   byId('alert').textContent = message;
 }
 
-/** A modal dialog labelled by its heading; removed from the page once closed. */
+/** A modal dialog labelled by its heading, to show once filled; removed from the page once closed. */
 export function modal(heading: string, ...content: Child[]): HTMLDialogElement {
   const id = `d-${Math.random().toString(36).slice(2, 8)}`;
   const dialog = h('dialog', { 'aria-labelledby': id }, h('h2', { id }, heading), ...content);
   dialog.addEventListener('close', () => dialog.remove());
   document.body.append(dialog);
-  dialog.showModal();
   return dialog;
 }

@@ -159,6 +159,24 @@ describe('the console at GET /console, in Chromium', { skip: skipWithoutChromium
     await other.page.close();
   });
 
+  it('tells a token without plants:write which scope it lacks, and changes nothing', async () => {
+    const env = { DATABASE_URL: server.databaseUrl };
+    const created = await cli(['token', 'create', '--name', 'reader', '--scope', 'plants:read'], env);
+    assert.equal(created.status, 0, created.stderr);
+    const reader = await openConsole(browser.context, server.url);
+    await signIn(reader.page, created.stdout.trim());
+    await rowOf(reader.page, 'Plant 4').waitFor();
+    await reader.page.getByRole('button', { name: 'New plant' }).click();
+    const dialog = reader.page.getByRole('dialog', { name: 'New plant' });
+    await dialog.getByLabel('Id').fill('100');
+    await dialog.getByLabel('Name').fill('Not for a reader');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'it lacks the scope plants:write' }).waitFor();
+    assert.equal((await api('GET', '/plants/100')).status, 404);
+    await assertCleanTab(reader, new URL(server.url).origin);
+    await reader.page.close();
+  });
+
   it('shows a change made through the API or by the CLI within a second, marked for a moment', async () => {
     const within = async (what: string, text: string, write: () => Promise<unknown>, mark: string) => {
       // From the moment the write is acknowledged: then it is in the store.

@@ -14,10 +14,15 @@ const plantOf = (name: HTMLInputElement, tag: HTMLInputElement): Plant => ({
   ...(tag.value !== '' && { tag: tag.value }),
 });
 
-/** A dialog's form: its fields, a message region, and Save and Cancel. */
-function form(dialog: HTMLDialogElement, fields: HTMLElement[], save: () => Promise<string | undefined>) {
+/** A dialog's form: its fields, a message region, and its button (Save) and Cancel. */
+function form(
+  dialog: HTMLDialogElement,
+  fields: HTMLElement[],
+  save: () => Promise<string | undefined>,
+  button = h('button', { type: 'submit' }, 'Save'),
+) {
   const error = h('p', { role: 'alert', className: 'alert' });
-  const submit = h('button', { type: 'submit' }, 'Save');
+  const submit = button;
   const el = h(
     'form',
     {
@@ -38,12 +43,13 @@ function form(dialog: HTMLDialogElement, fields: HTMLElement[], save: () => Prom
     ),
   );
   dialog.append(el);
-  return el;
+  // Shown once filled, so that it gives the focus to its field marked autofocus.
+  dialog.showModal();
 }
 
 export function createPlant(session: Session, saved: Saved): void {
   const dialog = modal('New plant');
-  const id = field('Id', { name: 'id', inputMode: 'numeric', required: true, pattern: '-?[0-9]+' });
+  const id = field('Id', { name: 'id', autofocus: true, inputMode: 'numeric', required: true, pattern: '-?[0-9]+' });
   const name = field('Name', { name: 'name', required: true, maxLength: 200 });
   const tag = field('Tag', { name: 'tag', maxLength: 64 });
   form(dialog, [id.wrap, name.wrap, tag.wrap], async () => {
@@ -65,7 +71,7 @@ export async function editPlant(session: Session, id: string, saved: Saved): Pro
   if (read.error) return refusal(read.response, read.error);
   let etag = read.response.headers.get('etag') ?? '';
   const dialog = modal(`Edit plant ${id}`);
-  const name = field('Name', { name: 'name', required: true, maxLength: 200, value: read.data.name });
+  const name = field('Name', { name: 'name', autofocus: true, required: true, maxLength: 200, value: read.data.name });
   const tag = field('Tag', { name: 'tag', maxLength: 64, value: read.data.tag ?? '' });
   const put = async (mine: Plant): Promise<string | undefined> => {
     const { data, error, response } = await session.client.PUT('/plants/{id}', {
@@ -96,13 +102,13 @@ export async function editPlant(session: Session, id: string, saved: Saved): Pro
 export function deletePlant(session: Session, plant: NewPlant, saved: Saved): void {
   const id = String(plant.id);
   const dialog = modal(`Delete ${plant.name}?`, h('p', {}, `Plant ${id} goes from the store.`));
-  form(dialog, [], async () => {
+  const remove = async () => {
     const { error, response } = await session.client.DELETE('/plants/{id}', { params: { path: { id: BigInt(id) } } });
     if (error && response.status !== 404) return refusal(response, error);
     dialog.close();
     saved(id, undefined);
-  });
-  const submit = dialog.querySelector('button[type=submit]')!;
-  submit.textContent = 'Delete';
-  submit.className = 'danger';
+  };
+  form(dialog, [], remove, h('button', { type: 'submit', className: 'danger' }, 'Delete'));
+  // Cancel first: Enter on a dialog just opened must not delete.
+  dialog.querySelector<HTMLButtonElement>('button.plain')?.focus();
 }

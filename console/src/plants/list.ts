@@ -1,84 +1,48 @@
 // The plants view: a page of the list at a time (keyset: each page starts after the last id of
-// the one before, as the API's Link gives it), filtered by tag and searched by words; each row
-// with its Edit and Delete. Live changes land here through `apply`.
+// the one before, as the API's Link gives it), filtered by tag and searched by words. Live
+// changes land here through `apply`, after a snapshot through `reconcile`.
 import type { NewPlant } from '../../../src/client/index.js';
 import type { Change } from '../../../src/client/follow.js';
 import { nextQuery } from '../../../src/client/link.js';
 import { field, h, showAlert } from '../dom.js';
 import { refusal, type Session } from '../session.js';
-import { createPlant, deletePlant, editPlant } from './editor.js';
-import { compareIds, idOf, onPage, passes, type Filters } from './rows.js';
+import { createPlant, deletePlant, editPlant, type Saved } from './editor.js';
+import { onPage, passes, type Filters } from './rows.js';
+import { PlantTable } from './table.js';
 
 const PAGE_SIZE = 20;
-/** How long a changed row stays marked. */
-const MARK_MS = 2000;
 
 export class PlantList {
   readonly element: HTMLElement;
-  private readonly rows = new Map<string, { plant: NewPlant; tr: HTMLTableRowElement }>();
-  private readonly tbody = h('tbody');
+  private readonly table: PlantTable;
   private readonly summary = h('p', { className: 'muted', 'aria-live': 'polite' });
-  private readonly previous = h(
-    'button',
-    { type: 'button', className: 'plain', onclick: () => this.back() },
-    'Previous page',
-  );
-  private readonly next = h(
-    'button',
-    { type: 'button', className: 'plain', onclick: () => this.forward() },
-    'Next page',
-  );
+  private readonly previous = this.pageButton('Previous page', () => void this.load(this.earlier.pop()));
+  private readonly next = this.pageButton('Next page', () => this.forward());
   private filters: Filters = { tags: [], q: '' };
   private after: string | undefined;
   private nextAfter: string | undefined;
+  /** The cursors of the pages before this one, for Previous page. */
   private readonly earlier: (string | undefined)[] = [];
 
   constructor(private readonly session: Session) {
-    const tag = field('Tag', { name: 'tag', placeholder: 'tropical, succulent' });
-    const q = field('Search', { name: 'q', type: 'search', placeholder: 'words of a name' });
-    const filter = (e: Event) => {
-      e.preventDefault();
-      const tags = tag.input.value
-        .split(',')
-        .map((t) => t.trim())
-        .filter(Boolean);
-      this.filters = { tags, q: q.input.value.trim() };
-      this.earlier.length = 0;
-      void this.load(undefined);
-    };
+    this.table = new PlantTable('plants-heading', {
+      edit: async (id) => {
+        const refused = await editPlant(session, id, this.saved);
+        if (refused) showAlert(refused);
+      },
+      delete: (plant) => deletePlant(session, plant, this.saved),
+    });
     this.element = h(
       'section',
       { 'aria-labelledby': 'plants-heading' },
       h('h2', { id: 'plants-heading' }, 'Plants'),
-      h(
-        'form',
-        { className: 'filters', role: 'search', onsubmit: filter },
-        tag.wrap,
-        q.wrap,
-        h('div', {}, h('button', { type: 'submit' }, 'Filter')),
-      ),
+      this.filterForm(),
       h(
         'div',
         { className: 'actions' },
         h('button', { type: 'button', onclick: () => createPlant(session, this.saved) }, 'New plant'),
       ),
-      h(
-        'table',
-        { 'aria-labelledby': 'plants-heading' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            h('th', { scope: 'col' }, 'Id'),
-            h('th', { scope: 'col' }, 'Name'),
-            h('th', { scope: 'col' }, 'Tag'),
-            h('th', { scope: 'col' }, h('span', { className: 'visually-hidden' }, 'Actions')),
-          ),
-        ),
-        this.tbody,
-      ),
+      this.table.element,
       this.summary,
       h('nav', { 'aria-label': 'Pages', className: 'actions' }, this.previous, this.next),
     );
@@ -98,120 +62,67 @@ export class PlantList {
     showAlert();
     this.after = after;
     this.nextAfter = new URLSearchParams(nextQuery(response.headers.get('link')) ?? '').get('after') ?? undefined;
-    this.rows.clear();
-    this.tbody.replaceChildren();
-    for (const plant of data) this.put(plant);
+    this.table.clear();
+    for (const plant of data) this.table.put(plant);
     this.paged();
   }
 
   /** A change from the live stream: the row changes, comes or goes if it belongs to this page. */
   apply(change: Change): void {
     const id = String(change.id);
-    const row = this.rows.get(id);
-    if (change.type === 'deleted' || !passes(change.plant!, this.filters)) {
-      if (row) this.remove(id);
-      return;
-    }
-    if (!row && !onPage(id, this.bounds())) return;
-    this.mark(this.put(change.plant!), row ? 'updated' : 'created');
+    const shown = this.table.plant(id) !== undefined;
+    if (change.type === 'deleted' || !passes(change.plant!, this.filters)) this.table.remove(id);
+    else if (shown) this.table.put(change.plant!, 'updated');
+    else if (onPage(id, { after: this.after, last: this.table.last(), hasNext: this.nextAfter !== undefined }))
+      this.table.put(change.plant!, 'created');
+    this.paged();
   }
 
   /** After a snapshot: which of the rows it looked for (`looked`) the store still holds, and as what. */
   reconcile(plants: Map<string, NewPlant>, looked: Set<string>): void {
-    for (const [id, row] of this.rows) {
-      if (!looked.has(id)) continue;
+    for (const id of looked) {
       const now = plants.get(id);
-      if (!now || !passes(now, this.filters)) this.remove(id);
-      else if (now.name !== row.plant.name || now.tag !== row.plant.tag) this.mark(this.put(now), 'updated');
+      const shown = this.table.plant(id);
+      if (!shown) continue;
+      if (!now || !passes(now, this.filters)) this.table.remove(id);
+      else if (now.name !== shown.name || now.tag !== shown.tag) this.table.put(now, 'updated');
     }
+    this.paged();
   }
 
   ids(): Set<string> {
-    return new Set(this.rows.keys());
+    return this.table.ids();
   }
 
-  private readonly saved = (id: string, plant: NewPlant | undefined) =>
-    plant ? this.apply({ type: 'updated', id: BigInt(id), plant, position: 0, time: '' }) : this.remove(id);
+  /** What a dialog saved, shown at once (the live stream brings it too, to every tab). */
+  private readonly saved: Saved = (id, plant) =>
+    this.apply(plant ? { type: 'updated', id: BigInt(id), plant, position: 0, time: '' } : deletedChange(id));
 
-  private bounds() {
-    const last = [...this.rows.keys()].reduce<string | undefined>(
-      (a, b) => (a === undefined || compareIds(b, a) > 0 ? b : a),
-      undefined,
-    );
-    return { after: this.after, last, hasNext: this.nextAfter !== undefined };
-  }
-
-  /** Puts the plant's row in id order, or updates it in place. */
-  private put(plant: NewPlant): HTMLTableRowElement {
-    const id = idOf(plant);
-    const old = this.rows.get(id);
-    const tr = this.row(plant);
-    if (old) old.tr.replaceWith(tr);
-    else {
-      // The first row of a greater id, in the table's order (the map's is not).
-      const before = [...this.tbody.rows].find(
-        (r) => compareIds(r.dataset.id!, id) > 0 && this.rows.has(r.dataset.id!),
-      );
-      this.tbody.insertBefore(tr, before ?? null);
-    }
-    this.rows.set(id, { plant, tr });
-    this.paged();
-    return tr;
-  }
-
-  private row(plant: NewPlant): HTMLTableRowElement {
-    const id = idOf(plant);
-    const label = `${plant.name} (${id})`;
-    const edit = async () => {
-      const refused = await editPlant(this.session, id, this.saved);
-      if (refused) showAlert(refused);
+  private filterForm(): HTMLFormElement {
+    const tag = field('Tag', { name: 'tag', placeholder: 'tropical, succulent' });
+    const q = field('Search', { name: 'q', type: 'search', placeholder: 'words of a name' });
+    const filter = (e: Event) => {
+      e.preventDefault();
+      const tags = tag.input.value
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
+      this.filters = { tags, q: q.input.value.trim() };
+      this.earlier.length = 0;
+      void this.load(undefined);
     };
-    return h(
-      'tr',
-      { 'data-id': id },
-      h('td', { className: 'id', 'data-label': 'Id' }, id),
-      h('td', { 'data-label': 'Name' }, plant.name),
-      h('td', { 'data-label': 'Tag' }, plant.tag ?? ''),
-      h(
-        'td',
-        {},
-        h(
-          'div',
-          { className: 'row-actions' },
-          h('button', { type: 'button', className: 'plain', 'aria-label': `Edit ${label}`, onclick: edit }, 'Edit'),
-          h(
-            'button',
-            {
-              type: 'button',
-              className: 'danger',
-              'aria-label': `Delete ${label}`,
-              onclick: () => deletePlant(this.session, plant, this.saved),
-            },
-            'Delete',
-          ),
-        ),
-      ),
-    );
+    const submit = h('div', {}, h('button', { type: 'submit' }, 'Filter'));
+    return h('form', { className: 'filters', role: 'search', onsubmit: filter }, tag.wrap, q.wrap, submit);
   }
 
-  private remove(id: string): void {
-    const row = this.rows.get(id);
-    if (!row) return;
-    this.rows.delete(id);
-    this.mark(row.tr, 'deleted');
-    setTimeout(() => row.tr.remove(), MARK_MS / 2);
-    this.paged();
-  }
-
-  private mark(tr: HTMLTableRowElement, change: string): void {
-    tr.dataset.change = change;
-    setTimeout(() => delete tr.dataset.change, MARK_MS);
+  private pageButton(text: string, onclick: () => void): HTMLButtonElement {
+    return h('button', { type: 'button', className: 'plain', onclick }, text);
   }
 
   private paged(): void {
     this.previous.disabled = this.after === undefined;
     this.next.disabled = this.nextAfter === undefined;
-    const n = this.rows.size;
+    const n = this.table.size;
     this.summary.textContent = n === 0 ? 'No plants here.' : `${n} plant${n === 1 ? '' : 's'} on this page.`;
   }
 
@@ -220,8 +131,6 @@ export class PlantList {
     this.earlier.push(this.after);
     void this.load(this.nextAfter);
   }
-
-  private back(): void {
-    void this.load(this.earlier.pop());
-  }
 }
+
+const deletedChange = (id: string): Change => ({ type: 'deleted', id: BigInt(id), position: 0, time: '' });

@@ -3,9 +3,11 @@
 // token given, so the page can do what that token may do and nothing more.
 import type { BrowserFollower } from '../../src/client/follow-browser.js';
 import { byId, field, h, showAlert } from './dom.js';
+import { ImportView } from './import/view.js';
 import { followStore } from './live.js';
 import { PlantList } from './plants/list.js';
 import { forget, open, refusal, save, saved } from './session.js';
+import { showViews } from './views.js';
 
 const main = byId('main');
 const signOut = byId<HTMLButtonElement>('sign-out');
@@ -49,7 +51,7 @@ async function start(token: string): Promise<void> {
   save(token);
   signOut.hidden = false;
   const list = new PlantList(session);
-  main.replaceChildren(list.element);
+  showViews(main, { Plants: list.element, Import: new ImportView(session).element });
   if (probe.error) return showAlert(refusal(probe.response, probe.error));
   await list.load(undefined);
   follower = followStore(session, list, live);

@@ -1,4 +1,4 @@
-// The console for everyone: each of its views (sign-in, plants, the plant dialogs, the conflict)
+// The console for everyone: each of its views (sign-in, plants, the plant dialogs, the conflict, the import)
 // has no serious or critical axe-core violation, in light and dark, at 360 and 1280 px wide,
 // where the tests also take the screenshots (test-output/console-<view>-<theme>-<width>.png,
 // the README's among them); and it can be used with the keyboard alone. SQLite only: the store
@@ -89,6 +89,21 @@ describe('the console, for everyone', { skip: skipWithoutChromium }, () => {
       await page.getByRole('button', { name: `Delete ${renamed} (1)` }).click();
       await check('delete', theme);
       await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+
+      // The import, once a small file with a problem has gone in.
+      const views = page.getByRole('navigation', { name: 'Views' });
+      await views.getByRole('button', { name: 'Import' }).click();
+      await page.getByLabel('NDJSON file').setInputFiles({
+        name: 'plants.ndjson',
+        mimeType: 'application/x-ndjson',
+        buffer: Buffer.from(
+          `{"id":10,"name":"Pothos ${theme}"}\nnot json\n{"id":2,"name":"Boston fern","tag":"fern"}\n`,
+        ),
+      });
+      await page.getByRole('button', { name: 'Start import' }).click();
+      await page.getByRole('status').filter({ hasText: 'Imported plants.ndjson' }).waitFor();
+      await check('import', theme);
+      await views.getByRole('button', { name: 'Plants' }).click();
     });
   }
 

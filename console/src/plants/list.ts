@@ -73,8 +73,14 @@ export class PlantList {
     const shown = this.table.plant(id) !== undefined;
     if (change.type === 'deleted' || !passes(change.plant!, this.filters)) this.table.remove(id);
     else if (shown) this.table.put(change.plant!, 'updated');
-    else if (onPage(id, { after: this.after, last: this.table.last(), hasNext: this.nextAfter !== undefined }))
+    else if (onPage(id, { after: this.after, last: this.table.last(), hasNext: this.nextAfter !== undefined })) {
       this.table.put(change.plant!, 'created');
+      // The page keeps its size: its last plant now opens the next page.
+      if (this.table.size > PAGE_SIZE) {
+        this.table.drop(this.table.last()!);
+        this.nextAfter = this.table.last();
+      }
+    }
     this.paged();
   }
 

@@ -73,6 +73,12 @@ export class PlantTable {
     if (change) mark(tr, change);
   }
 
+  /** Takes the row away at once: it has gone to another page, not from the store. */
+  drop(id: string): void {
+    this.rows.get(id)?.tr.remove();
+    this.rows.delete(id);
+  }
+
   /** Marks the row as deleted, then takes it away. */
   remove(id: string): void {
     const row = this.rows.get(id);

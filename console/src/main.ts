@@ -3,6 +3,7 @@
 // token given, so the page can do what that token may do and nothing more.
 import type { BrowserFollower } from '../../src/client/follow-browser.js';
 import { byId, field, h, showAlert } from './dom.js';
+import { HealthView } from './health/view.js';
 import { ImportView } from './import/view.js';
 import { followStore } from './live.js';
 import { PlantList } from './plants/list.js';
@@ -13,6 +14,7 @@ const main = byId('main');
 const signOut = byId<HTMLButtonElement>('sign-out');
 const live = byId('live');
 let follower: BrowserFollower | undefined;
+let health: HealthView | undefined;
 
 function signInView(message = ''): void {
   const token = field('API token', { name: 'token', type: 'password', autocomplete: 'off', required: true });
@@ -51,7 +53,13 @@ async function start(token: string): Promise<void> {
   save(token);
   signOut.hidden = false;
   const list = new PlantList(session);
-  showViews(main, { Plants: list.element, Import: new ImportView(session).element });
+  health = new HealthView(session);
+  const shown = health;
+  showViews(main, {
+    Plants: list,
+    Import: new ImportView(session),
+    Health: { element: health.element, shown: () => shown.start() },
+  });
   if (probe.error) return showAlert(refusal(probe.response, probe.error));
   await list.load(undefined);
   follower = followStore(session, list, live);
@@ -60,6 +68,8 @@ async function start(token: string): Promise<void> {
 signOut.addEventListener('click', () => {
   follower?.close();
   follower = undefined;
+  health?.stop();
+  health = undefined;
   forget();
   showAlert();
   signOut.hidden = true;

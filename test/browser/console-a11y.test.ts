@@ -1,4 +1,5 @@
-// The console for everyone: each of its views (sign-in, plants, the plant dialogs, the conflict, the import)
+// The console for everyone: each of its views (sign-in, plants, the plant dialogs, the conflict,
+// the import, the health charts)
 // has no serious or critical axe-core violation, in light and dark, at 360 and 1280 px wide,
 // where the tests also take the screenshots (test-output/console-<view>-<theme>-<width>.png,
 // the README's among them); and it can be used with the keyboard alone. SQLite only: the store
@@ -103,6 +104,9 @@ describe('the console, for everyone', { skip: skipWithoutChromium }, () => {
       await page.getByRole('button', { name: 'Start import' }).click();
       await page.getByRole('status').filter({ hasText: 'Imported plants.ndjson' }).waitFor();
       await check('import', theme);
+      await views.getByRole('button', { name: 'Health' }).click();
+      await page.getByRole('img', { name: /^Plants in the store, latest: plants \d/ }).waitFor({ timeout: 15_000 });
+      await check('health', theme);
       await views.getByRole('button', { name: 'Plants' }).click();
     });
   }

@@ -160,7 +160,29 @@ describe('the console at GET /console, in Chromium', { skip: skipWithoutChromium
     await other.page.close();
   });
 
-  it('tells a token without plants:write which scope it lacks, and changes nothing', async () => {
+  it('draws the health charts from /metrics', async () => {
+    const views = page.getByRole('navigation', { name: 'Views' });
+    await views.getByRole('button', { name: 'Health' }).click();
+    // Two scrapes make the first figures: the plants in the store, and this page's own requests.
+    const plants = page.getByRole('img', { name: /^Plants in the store, latest: plants \d/ });
+    await plants.waitFor({ timeout: 15_000 });
+    assert.match((await plants.getAttribute('aria-label'))!, /latest: plants 45$/);
+    const requests = (await page.getByRole('img', { name: /^Requests a second/ }).getAttribute('aria-label'))!;
+    assert.ok(Number(/2xx ([\d.]+)\/s/.exec(requests)?.[1]) > 0, requests);
+    for (const name of ['Latency', 'Webhook deliveries a second', 'Open streams'])
+      await page.getByRole('img', { name: new RegExp(`^${name}, latest: `) }).waitFor();
+    // The page's own stream is open.
+    assert.match((await page.getByRole('img', { name: /^Open streams/ }).getAttribute('aria-label'))!, /open [1-9]/);
+    // A third scrape makes the lines: each chart's first series joins two points or more.
+    const line = plants.locator('polyline').first();
+    const until = Date.now() + 15_000;
+    while (((await line.getAttribute('points')) ?? '').split(' ').length < 2 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 200));
+    assert.match((await line.getAttribute('points'))!, /^[\d.]+,[\d.]+( [\d.]+,[\d.]+)+$/);
+    await views.getByRole('button', { name: 'Plants' }).click();
+  });
+
+  it('tells a token without plants:write or metrics:read which scope it lacks, and changes nothing', async () => {
     const env = { DATABASE_URL: server.databaseUrl };
     const created = await cli(['token', 'create', '--name', 'reader', '--scope', 'plants:read'], env);
     assert.equal(created.status, 0, created.stderr);
@@ -174,6 +196,9 @@ describe('the console at GET /console, in Chromium', { skip: skipWithoutChromium
     await dialog.getByRole('button', { name: 'Save' }).click();
     await dialog.getByRole('alert').filter({ hasText: 'it lacks the scope plants:write' }).waitFor();
     assert.equal((await api('GET', '/plants/100')).status, 404);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await reader.page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Health' }).click();
+    await reader.page.getByRole('status').filter({ hasText: 'it lacks the scope metrics:read' }).waitFor();
     await assertCleanTab(reader, new URL(server.url).origin);
     await reader.page.close();
   });

@@ -53,16 +53,15 @@ describe("the console's import", { skip: skipWithoutChromium }, () => {
     await view('Import').click();
     await page.getByLabel('NDJSON file').setInputFiles(join(dir, 'plants.ndjson'));
     // The page's long tasks (50 ms or more on its main thread) while it imports.
-    await page.evaluate(() => {
-      const w = window as unknown as { longTasks: number[] };
-      w.longTasks = [];
+    await page.evaluate(`
+      window.longTasks = [];
       new PerformanceObserver((list) => {
-        for (const entry of list.getEntries()) w.longTasks.push(Math.round(entry.duration));
+        for (const entry of list.getEntries()) window.longTasks.push(Math.round(entry.duration));
       }).observe({ type: 'longtask' });
-    });
+    `);
     await page.getByRole('button', { name: 'Start import' }).click();
     const progress = page.getByRole('progressbar', { name: 'Progress' });
-    const read = () => progress.evaluate((el) => (el as HTMLProgressElement).value);
+    const read = () => progress.evaluate((el) => (el as unknown as { value: number }).value);
     const seen: number[] = [];
     const state = page.getByRole('status').filter({ hasText: /^(Importing|Imported|Stopped)/ });
     while (!/^(Imported|Stopped)/.test((await state.textContent()) ?? '')) {
@@ -82,7 +81,7 @@ describe("the console's import", { skip: skipWithoutChromium }, () => {
     assert.ok(longest < 1000, `the page's main thread was held for ${longest} ms at once`);
     const moving = new Set(seen.filter((v) => v > 0));
     assert.ok(moving.size >= 3, `the progress bar took ${moving.size} values: ${[...moving].join(', ')}`);
-    assert.equal(await read(), await progress.evaluate((el) => (el as HTMLProgressElement).max));
+    assert.equal(await read(), await progress.evaluate((el) => (el as unknown as { max: number }).max));
 
     const counts = await page.getByRole('term').allInnerTexts();
     const values = await page.getByRole('definition').allInnerTexts();

@@ -66,11 +66,9 @@ describe('the console at GET /console, in Chromium', { skip: skipWithoutChromium
     await page.getByRole('alert').filter({ hasText: 'does not accept this token' }).waitFor();
     await signIn(page, server.token);
     await page.getByRole('status').filter({ hasText: 'Live: following the store' }).waitFor();
-    const kept = await page.evaluate(() => ({
-      session: Object.values(sessionStorage),
-      local: localStorage.length,
-      cookie: document.cookie,
-    }));
+    const kept = await page.evaluate(
+      '({ session: Object.values(sessionStorage), local: localStorage.length, cookie: document.cookie })',
+    );
     assert.deepEqual(kept, { session: [server.token], local: 0, cookie: '' });
     assert.ok(!page.url().includes(server.token));
     await page.reload();

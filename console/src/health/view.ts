@@ -47,8 +47,15 @@ export class HealthView {
   }
 
   private async scrape(): Promise<void> {
-    const { data, error, response } = await this.session.client.GET('/metrics', { parseAs: 'text' });
+    const answer = await this.session.client.GET('/metrics', { parseAs: 'text' }).catch(() => undefined);
     if (this.stopped) return;
+    if (!answer) {
+      // The service does not answer (a restart): the next scrape tries again.
+      this.state.textContent = 'The service does not answer; trying again.';
+      this.timer = setTimeout(() => void this.scrape(), EVERY_MS);
+      return;
+    }
+    const { data, error, response } = answer;
     if (error !== undefined || typeof data !== 'string') {
       this.state.textContent = refusal(response, error);
       if (response.status === 401 || response.status === 403) return;

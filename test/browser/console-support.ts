@@ -107,3 +107,29 @@ export async function seriousViolations(page: Page): Promise<string[]> {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
+
+/**
+ * From now on, records in the page when each row is marked (`data-change`: created, updated,
+ * deleted), by the page's clock, which is this machine's as the test's: how long a change took
+ * to show, without the time the test's own polling adds on a busy machine.
+ */
+export async function watchMarks(page: Page): Promise<void> {
+  await page.evaluate(`
+    window.marks = [];
+    new MutationObserver((records) => {
+      for (const { target } of records)
+        if (target.dataset.change) window.marks.push({ text: target.textContent, change: target.dataset.change, at: Date.now() });
+    }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-change'] });
+  `);
+}
+
+/** When the page marked a row holding `text` as `change`, at `since` or later (waits up to 5 s). */
+export async function markedAt(page: Page, text: string, change: string, since: number): Promise<number> {
+  // Asked from here: waitForFunction's string would be eval'd in the page, which its CSP refuses.
+  const find = `window.marks.find((m) => m.text.includes(${JSON.stringify(text)}) && m.change === '${change}' && m.at >= ${since})?.at`;
+  for (const until = Date.now() + 5000; Date.now() < until; await new Promise((r) => setTimeout(r, 25))) {
+    const at = await page.evaluate<number | undefined>(find);
+    if (at !== undefined) return at;
+  }
+  assert.fail(`no row holding ${text} was marked ${change}`);
+}

@@ -26,6 +26,9 @@ const SECRET_NAMES = new Set([
  * or anything sent as a bearer credential (`Bearer <value>`, as in an Authorization header).
  */
 const TOKEN_MARK = /pstt?_|eyJ[\w-]*\.[\w-]*\.|\bbearer\s/i;
+
+/** Whether `text` holds what looks like a credential (see TOKEN_MARK): it must not reach a log. */
+export const looksLikeCredential = (text: string): boolean => TOKEN_MARK.test(text);
 /** Nothing in a URL without these can hide a token: the common case costs one test. */
 const MAYBE_SECRET = /[%+]|pstt?_|token|ticket|api_?key|eyJ|bearer|jwt|auth|pass|secret|session/i;
 const HEX = /^[0-9A-Fa-f]{2}$/;

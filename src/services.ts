@@ -60,7 +60,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const [
     { createLogger },
     { createMetrics },
-    { cachedTokenLookup },
+    { cachedTokenLookup, rememberedTokenHashes },
     { createJwtVerifier },
     { Dispatcher },
     { createWebhookMetrics },
@@ -101,6 +101,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       findToken: cachedTokenLookup(store),
       findTicket: (hash) => store.tokens.findTicket(hash),
       verifyJwt,
+      hashOf: rememberedTokenHashes(),
     };
     const dispatcher = new Dispatcher(
       store.webhooks,

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Env } from '../src/config/config.js';
 import { buildApp } from '../src/http/app.js';
+import { logStoreChanges } from '../src/http/server.js';
 import { createLogger } from '../src/log.js';
 import { createServices, type Services } from '../src/services.js';
 import type { Store } from '../src/store/store.js';
@@ -70,6 +71,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     log: createLogger(config.logLevel, sink),
     ...(options.storeObject && { store: options.storeObject }),
   });
+  // What `serve` logs of the store (a standby left out, a new primary), logged here too.
+  logStoreChanges(services);
   const token = options.token ?? newToken();
   await bootstrapToken(services.store, token);
   const app = await buildApp(services);

@@ -6,9 +6,7 @@ import { connectOrSkip, SERVER } from './postgres.js';
 import { startService } from './processes.js';
 import { readLoadsOn, type ReadBench } from './reads.js';
 import { fmt } from './report.js';
-import { seededPlant, seedPlantWords } from './seed.js';
-
-const BATCH = 50_000;
+import { seedPostgresSchema } from './seed.js';
 
 export async function postgresReads(b: ReadBench & { token: string }): Promise<void> {
   console.log(
@@ -26,15 +24,7 @@ export async function postgresReads(b: ReadBench & { token: string }): Promise<v
         // The service migrates the new schema; the plants go in once its tables exist.
         const service = await startService({ DATABASE_URL: `${SERVER}?schema=${schema}`, PLANT_STORE_TOKEN: b.token });
         const seeding = performance.now();
-        for (let start = 0; start < size; start += BATCH) {
-          const plants = Array.from({ length: Math.min(BATCH, size - start) }, (_, k) => seededPlant(start + k, size));
-          await admin.query({
-            text: `INSERT INTO ${schema}.plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])`,
-            values: [plants.map((p) => String(p.id)), plants.map((p) => p.name), plants.map((p) => p.tag)],
-          });
-        }
-        await seedPlantWords(admin, schema);
-        await admin.query(`VACUUM ANALYZE ${schema}.plants, ${schema}.plant_words`);
+        await seedPostgresSchema(admin, schema, size);
         console.log(`seeded ${size.toLocaleString('en')} plants in ${fmt((performance.now() - seeding) / 1000)} s`);
         return service;
       },

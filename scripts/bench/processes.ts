@@ -84,6 +84,11 @@ export function startBareStore(env: Record<string, string>): Promise<Running> {
   return start([...NODE_FLAGS, `${ROOT}scripts/bench/bare-store-server.mjs`], { ...NODE_ENV_SET, ...env }, false);
 }
 
+/** The feed's reference for idle streams (`bare-sse-server.mjs`), with the flags and environment of `npm start`. */
+export function startBareStreams(): Promise<Running> {
+  return start([...NODE_FLAGS, `${ROOT}scripts/bench/bare-sse-server.mjs`], NODE_ENV_SET, false);
+}
+
 async function start(args: string[], env: Record<string, string>, probed: boolean): Promise<Running> {
   const started = performance.now();
   const proc = spawn(process.execPath, args, {

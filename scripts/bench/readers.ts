@@ -18,10 +18,17 @@ export class Readers {
   private flusher: NodeJS.Timeout | undefined;
   /** Answers recorded since `follow`. */
   told = 0;
+  /** Opens answered 503 (the server's overload guard) and tried again after Retry-After, as EventSource would. */
+  refusals = 0;
 
   /** Opens `streams` streams of GET /plants/changes`query`. */
-  open(url: string, token: string, streams: number, query = ''): Promise<number> {
-    return this.ask({ open: { url, token, streams, query } }, 'opened');
+  async open(url: string, token: string, streams: number, query = ''): Promise<number> {
+    const opened = await this.ask<{ streams: number; refusals: number }>(
+      { open: { url, token, streams, query } },
+      'opened',
+    );
+    this.refusals += opened.refusals;
+    return opened.streams;
   }
 
   close(): Promise<void> {

@@ -15,6 +15,8 @@ import { fmt, median, statesTable, table } from './report.js';
 import { postgresWrites } from './postgres.js';
 import { seedStore } from './seed.js';
 import { tracesCost } from './traces.js';
+import { corsCost } from './cors.js';
+import { snapshots } from './snapshot.js';
 import { sqliteWrites } from './writes.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -23,7 +25,8 @@ const BIG = Number(process.env.BENCH_BIG_STORE ?? 1_000_000);
 const CONNECTIONS = 50;
 const SECTIONS = new Set(
   (
-    process.env.BENCH_SECTIONS ?? 'writes,reads,startup,postgres,postgres-reads,floods,feed,batches,traces,replicas'
+    process.env.BENCH_SECTIONS ??
+    'writes,reads,startup,postgres,postgres-reads,floods,feed,snapshot,batches,traces,cors,replicas'
   ).split(','),
 );
 const token = `pst_${randomBytes(32).toString('base64url')}`;
@@ -82,6 +85,8 @@ try {
   if (SECTIONS.has('feed')) await changeFeed(bench);
   if (SECTIONS.has('batches')) await batchWrites(bench);
   if (SECTIONS.has('traces')) await tracesCost(bench);
+  if (SECTIONS.has('cors')) await corsCost(bench);
+  if (SECTIONS.has('snapshot')) await snapshots({ dir, token, rounds: ROUNDS, big: BIG });
   if (SECTIONS.has('replicas')) await readReplicas(bench);
   statesTable(servicesStarted);
 } finally {

@@ -58,3 +58,20 @@ export async function seedPlantWords(admin: pg.Client, schema: string): Promise<
     await admin.query('RESET search_path');
   }
 }
+
+/**
+ * Fills `schema` (made and migrated by a service started on it) with `size` seeded plants through
+ * its plants table, then their words, then statistics: a store as the service would have filled it.
+ */
+export async function seedPostgresSchema(admin: pg.Client, schema: string, size: number): Promise<void> {
+  const batch = 50_000;
+  for (let start = 0; start < size; start += batch) {
+    const plants = Array.from({ length: Math.min(batch, size - start) }, (_, k) => seededPlant(start + k, size));
+    await admin.query({
+      text: `INSERT INTO ${schema}.plants (id, name, tag) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])`,
+      values: [plants.map((p) => String(p.id)), plants.map((p) => p.name), plants.map((p) => p.tag)],
+    });
+  }
+  await seedPlantWords(admin, schema);
+  await admin.query(`VACUUM ANALYZE ${schema}.plants, ${schema}.plant_words`);
+}

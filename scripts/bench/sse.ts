@@ -2,7 +2,7 @@
 // its chunk arrives (an event's id is its change's position), and the delivery latencies of a
 // million events or more kept in a fixed histogram rather than one number each.
 
-/** The `id:` values of a stream's lines, fed chunk by chunk; a line split across chunks is kept for the next. */
+/** The `id:` values of a stream's events (not its bookmarks), fed chunk by chunk; a line split across chunks is kept for the next. */
 export class SseIds {
   private tail = '';
 
@@ -23,8 +23,14 @@ export class SseIds {
     // Every line up to `end` is whole, and the first starts at 0; an id line past `end` waits in `tail`.
     for (let at = text.startsWith('id:') ? 0 : next(0); at >= 0 && at <= end;) {
       const eol = text.indexOf('\n', at);
+      // What follows the id line tells an event from a bookmark: it waits for the next chunk.
+      if (eol === end) {
+        this.tail = text.slice(at);
+        break;
+      }
+      // A bookmark (an id and a blank line, no data) is no event: EventSource dispatches nothing.
       // "id:" then at most one space, as the standard reads a field.
-      ids.push(Number(text.slice(text[at + 3] === ' ' ? at + 4 : at + 3, eol)));
+      if (text[eol + 1] !== '\n') ids.push(Number(text.slice(text[at + 3] === ' ' ? at + 4 : at + 3, eol)));
       at = next(eol);
     }
     return ids;

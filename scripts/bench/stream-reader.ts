@@ -45,7 +45,32 @@ function arrived(position: number, at: number): void {
   else (early.get(position) ?? early.set(position, []).get(position)!).push(at);
 }
 
-function openOne(url: string, token: string, query: string): Promise<IncomingMessage> {
+/** A 503 with Retry-After, which a stream's reader waits out and tries again (EventSource does, after `retry:`). */
+class Refused extends Error {
+  constructor(
+    readonly retryAfterMs: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** 503s waited out while opening streams (the server's overload guard, as a burst of opens can trip it). */
+let refusals = 0;
+
+async function openOne(url: string, token: string, query: string): Promise<IncomingMessage> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await tryOne(url, token, query);
+    } catch (err) {
+      if (!(err instanceof Refused) || attempt === 30) throw err;
+      refusals++;
+      await sleep(err.retryAfterMs);
+    }
+  }
+}
+
+function tryOne(url: string, token: string, query: string): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const req = request(`${url}/plants/changes${query}`, {
       agent: false,
@@ -53,8 +78,17 @@ function openOne(url: string, token: string, query: string): Promise<IncomingMes
     });
     req.on('response', (res) => {
       if (res.statusCode !== 200) {
-        res.resume();
-        return reject(new Error(`GET /plants/changes answered ${res.statusCode}`));
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          const message = `GET /plants/changes answered ${res.statusCode}: ${body}`;
+          const retryAfter = Number(res.headers['retry-after']);
+          reject(
+            res.statusCode === 503 && retryAfter > 0 ? new Refused(retryAfter * 1000, message) : new Error(message),
+          );
+        });
+        return;
       }
       const ids = new SseIds();
       res.setEncoding('latin1');
@@ -80,7 +114,8 @@ process.on('message', (m: ReaderCommand) => {
         const batch = Array.from({ length: Math.min(100, n - i) }, () => openOne(url, token, query));
         streams.push(...(await Promise.all(batch)));
       }
-      send({ opened: streams.length });
+      send({ opened: { streams: streams.length, refusals } });
+      refusals = 0;
     } else if ('answered' in m) {
       for (const [position, at] of m.answered) {
         answered.set(position, at);

@@ -99,13 +99,21 @@ export async function warmUpWriteSection(
 
 /**
  * Load of `method` on the write benchmark's paths; a request without a body says no Content-Type.
- * `database`: count PostgreSQL's CPU in each load (the PostgreSQL section).
+ * `database`: count PostgreSQL's CPU in each load (the PostgreSQL section); `extra`: headers sent besides.
  */
-export function writeSpec(b: WriteBench, loads: ReturnType<typeof writeLoads>, database = false) {
+export function writeSpec(
+  b: WriteBench,
+  loads: ReturnType<typeof writeLoads>,
+  database = false,
+  extra: Record<string, string> = {},
+) {
   return (method: Method, seconds = b.seconds, connections = b.connections) => ({
     database,
     method,
-    headers: method === 'DELETE' || method === 'GET' ? { authorization: b.headers.authorization! } : b.headers,
+    headers: {
+      ...(method === 'DELETE' || method === 'GET' ? { authorization: b.headers.authorization! } : b.headers),
+      ...extra,
+    },
     next: loads[method],
     seconds,
     connections,

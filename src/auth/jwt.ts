@@ -12,6 +12,8 @@ export const CLOCK_TOLERANCE_S = 30;
 export interface JwtPrincipal {
   subject: string | undefined;
   scopes: Scope[];
+  /** When it stops being accepted: its `exp`, with the clock tolerance. */
+  acceptedUntil: Date;
 }
 
 /** Why a token was not accepted: the token is at fault (401), or its keys could not be had (503). */
@@ -98,7 +100,11 @@ export async function createJwtVerifier(config: JwtConfig): Promise<VerifyJwt> {
         clockTolerance: CLOCK_TOLERANCE_S,
         requiredClaims: ['exp'],
       });
-      return { subject: typeof payload.sub === 'string' ? payload.sub : undefined, scopes: scopesOf(payload) };
+      return {
+        subject: typeof payload.sub === 'string' ? payload.sub : undefined,
+        scopes: scopesOf(payload),
+        acceptedUntil: new Date((payload.exp! + CLOCK_TOLERANCE_S) * 1000),
+      };
     } catch (err) {
       if (isKeyFetchFailure(jose, err)) throw new JwtRejected('the identity provider keys could not be fetched', true);
       throw new JwtRejected(reason(jose, err));

@@ -17,6 +17,8 @@ export interface Principal {
    * `token:<hash>` for a managed token, `jwt:<sub>` for a JWT (its Redis key's last part).
    */
   limitKey: string;
+  /** A JWT's end (`exp`, with the clock tolerance): what it makes, a stream ticket, ends then too. */
+  acceptedUntil?: Date;
 }
 
 /** How bearer tokens are checked: managed tokens always; JWTs when JWT mode is on. */
@@ -25,6 +27,8 @@ export interface Verifiers {
   /** Stream tickets, by hash (`?ticket=` on the changes stream: verify-ticket.ts). */
   findTicket: FindTicket;
   verifyJwt?: VerifyJwt | undefined;
+  /** A token's hash (token-cache.ts remembers them); SHA-256 each time when absent. */
+  hashOf?: (token: string) => string;
 }
 
 /**
@@ -51,7 +55,13 @@ export async function verifyBearer(token: string, verifiers: Verifiers): Promise
   if (verifiers.verifyJwt && !token.startsWith(TOKEN_PREFIX) && looksLikeJwt(token)) {
     try {
       const jwt = await verifiers.verifyJwt(token);
-      return { kind: 'jwt', id: jwt.subject, scopes: jwt.scopes, limitKey: `jwt:${jwt.subject ?? hashToken(token)}` };
+      return {
+        kind: 'jwt',
+        id: jwt.subject,
+        scopes: jwt.scopes,
+        limitKey: `jwt:${jwt.subject ?? hashToken(token)}`,
+        acceptedUntil: jwt.acceptedUntil,
+      };
     } catch (err) {
       if (err instanceof JwtRejected && err.keysUnavailable) {
         throw new UnavailableError('the identity provider keys are unavailable; retry later', 5, { cause: err });
@@ -60,7 +70,7 @@ export async function verifyBearer(token: string, verifiers: Verifiers): Promise
     }
   }
   if (token.length > 512) throw new UnauthenticatedError('the bearer token is malformed', true);
-  const hash = hashToken(token);
+  const hash = (verifiers.hashOf ?? hashToken)(token);
   const record = await verifiers.findToken(hash);
   if (!record) throw new UnauthenticatedError('the bearer token is not valid', true);
   if (record.revokedAt !== null) throw new UnauthenticatedError('the bearer token has been revoked', true);

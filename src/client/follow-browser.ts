@@ -3,14 +3,7 @@
 // ends for good (its ticket expired, the server restarted past EventSource's own retry, a 503),
 // a new ticket opens it again after the last event received, losing and repeating nothing.
 import { readJson } from '../json/read-json.js';
-import { ChangesGoneError, FollowError, type Change } from './follow.js';
-
-/** A plant of a snapshot (`snapshot: true`): the store's plant as of the `synced` position. */
-export interface SnapshotPlant {
-  type: 'plant';
-  id: number | bigint;
-  plant: { id: number | bigint; name: string; tag?: string };
-}
+import { ChangesGoneError, FollowError, type Change, type SnapshotPlant } from './follow.js';
 
 export interface BrowserFollowOptions {
   /** The service's origin, as the page reaches it (`https://plants.example`). */

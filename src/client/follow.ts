@@ -6,6 +6,8 @@ import type { components } from './schema.js';
 
 /** `{position, type, id, plant?, time}`: one change of the log; int64s past 2^53 arrive as bigint. */
 export type Change = components['schemas']['Change'];
+/** `{type: 'plant', id, plant}`: a plant as the store held it at a snapshot's position. */
+export type SnapshotPlant = components['schemas']['SnapshotPlant'];
 
 export interface FollowOptions {
   client: Pick<PlantStoreClient, 'GET'>;
@@ -31,6 +33,12 @@ export interface FollowOptions {
   maxRetries?: number;
   /** Told of each failure about to be retried, and the pause before the retry (to log it). */
   onRetry?: (error: unknown, delayMs: number) => void;
+  /**
+   * List and follow in one helper (`snapshot=true`), when `after` is absent: called first with
+   * every plant that passes `tag`/`id` as the store held it at one position, and that position;
+   * the changes after it follow. Applied in order, they keep the caller's plants the store's.
+   */
+  onSnapshot?: (plants: SnapshotPlant[], position: bigint) => void | Promise<void>;
 }
 
 /** 410: the log no longer holds the changes after this position (or never had it): list again. */
@@ -103,6 +111,7 @@ export async function* followChanges(options: FollowOptions): AsyncGenerator<Cha
   const { minDelayMs = 250, maxDelayMs = 10_000, maxRetries = Infinity } = options;
   let after = options.after === undefined ? undefined : BigInt(options.after);
   let failures = 0;
+  if (options.onSnapshot && after === undefined) after = await snapshot(options.onSnapshot);
   while (!signal?.aborted) {
     let page: Change[];
     let link: string | null;
@@ -131,6 +140,23 @@ export async function* followChanges(options: FollowOptions): AsyncGenerator<Cha
     if (scanned !== undefined && (after === undefined || BigInt(scanned) > after)) after = BigInt(scanned);
   }
 
+  /** The snapshot, handed over; resolves to its position, where following starts. */
+  async function snapshot(onSnapshot: NonNullable<FollowOptions['onSnapshot']>): Promise<bigint> {
+    const { data, error, response } = await client.GET('/plants/changes', {
+      params: { query: { snapshot: true, tag, id } },
+      ...(signal && { signal }),
+    });
+    if (!data) {
+      const message = (error as { message?: unknown } | undefined)?.message;
+      throw new FollowError(response.status, typeof message === 'string' ? message : response.statusText);
+    }
+    const items = data as (SnapshotPlant | { type: 'synced'; position: number | bigint })[];
+    const synced = items.at(-1);
+    if (synced?.type !== 'synced') throw new FollowError(response.status, 'the snapshot did not end with synced');
+    await onSnapshot(items.slice(0, -1) as SnapshotPlant[], BigInt(synced.position));
+    return BigInt(synced.position);
+  }
+
   async function poll(): Promise<{ page: Change[]; link: string | null }> {
     // A poll that outlives its wait by far is a connection gone quiet: dropped and retried.
     const timeout = AbortSignal.timeout((wait + 15) * 1000);
@@ -138,7 +164,8 @@ export async function* followChanges(options: FollowOptions): AsyncGenerator<Cha
       params: { query: { after, wait, limit, tag, id } },
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
-    if (data) return { page: data, link: response.headers.get('link') };
+    // Without snapshot=true a page holds changes only (a snapshot's plant and synced items never).
+    if (data) return { page: data as Change[], link: response.headers.get('link') };
     const message = (error as { message?: unknown } | undefined)?.message;
     const text = typeof message === 'string' ? message : response.statusText;
     const { status } = response;

@@ -80,11 +80,13 @@ const exactJson: Middleware = {
   },
 };
 
-export { ChangesGoneError, FollowError, followChanges, type Change, type FollowOptions } from './follow.js';
-export { ListError, allPlants, type AllPlantsOptions } from './pages.js';
 export {
-  followChangesInBrowser,
-  type BrowserFollowOptions,
-  type BrowserFollower,
+  ChangesGoneError,
+  FollowError,
+  followChanges,
+  type Change,
+  type FollowOptions,
   type SnapshotPlant,
-} from './follow-browser.js';
+} from './follow.js';
+export { ListError, allPlants, type AllPlantsOptions } from './pages.js';
+export { followChangesInBrowser, type BrowserFollowOptions, type BrowserFollower } from './follow-browser.js';

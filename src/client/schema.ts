@@ -172,7 +172,9 @@ export interface paths {
          *     reconnections included (`EventSource` reuses its URL). It carries the rights of the
          *     token that made it and no more: revoking or expiring that token voids it and closes the
          *     streams it opened within a second; a stream opened with it lives while that token is
-         *     valid (one opened by an identity provider's token, until the ticket expires). A ticket on
+         *     valid. Made with an identity provider's token (JWT mode), it expires when that token
+         *     stops being accepted (its `exp` and 30 s of clock tolerance) if that comes first, and its
+         *     streams end when it expires. A ticket on
          *     any other request is 401. It is 256 random bits, stored only as its SHA-256, and never
          *     written to a log. Once it has expired, get a new one and open a new `EventSource` at
          *     `after=<the last event id>`: nothing is lost or repeated.
@@ -877,6 +879,48 @@ export interface components {
              * @example 2026-11-26T12:00:00.000Z
              */
             time: string;
+        };
+        /**
+         * Snapshot plant
+         * @description A plant as the store held it at a snapshot's position (`snapshot=true`).
+         * @example {
+         *       "type": "plant",
+         *       "id": 1001,
+         *       "plant": {
+         *         "id": 1001,
+         *         "name": "Monstera",
+         *         "tag": "tropical"
+         *       }
+         *     }
+         */
+        SnapshotPlant: {
+            /** @constant */
+            type: "plant";
+            /**
+             * Format: int64
+             * @description The plant's id.
+             * @example 1001
+             */
+            id: number | bigint;
+            plant: components["schemas"]["NewPlant"];
+        };
+        /**
+         * Snapshot synced
+         * @description The end of a snapshot (`snapshot=true`); the changes after its position follow.
+         * @example {
+         *       "type": "synced",
+         *       "position": 1795000000000001
+         *     }
+         */
+        SnapshotSynced: {
+            /** @constant */
+            type: "synced";
+            /**
+             * Format: int64
+             * @description The snapshot's position P; the changes after it are the next.
+             * @example 1795000000000001
+             */
+            position: number | bigint;
         };
         /**
          * Webhook test event
@@ -1630,16 +1674,23 @@ export interface operations {
                  */
                 ticket?: string;
                 /**
-                 * @description For a stream: list and follow in one connection. First every plant that passes the
-                 *     filters as the store holds it at one position P, each as `event: plant` with `data:
-                 *     {"type":"plant","id":…,"plant":{…}}` and no `id:` line; then `id: P`, `event: synced`,
-                 *     `data: {"type":"synced","position":P}`; then the changes after P as usual. A client
-                 *     that applies them in order holds, at `synced`, exactly the store's plants (that pass
-                 *     the filters) as of P, whatever is written meanwhile; the plants are read a page at a
-                 *     time from one consistent read of the store, never all in memory. A reconnect that
-                 *     sends `Last-Event-ID` skips it; one cut off before `synced` (no `Last-Event-ID` yet)
-                 *     starts it again. Not with `after` (400), and not on JSON pages (400: a snapshot spans
-                 *     one connection).
+                 * @description List and follow in one connection. First every plant that passes the filters as the
+                 *     store holds it at one position P, then `synced` at P, then the changes after P. The
+                 *     plants are read a page at a time from one consistent read of the store, as fast as
+                 *     the client takes them, never all in memory; a client that applies them in order holds,
+                 *     at `synced`, exactly the store's plants (that pass the filters) as of P, whatever is
+                 *     written meanwhile.
+                 *
+                 *     On a stream: each plant as `event: plant` with `data: {"type":"plant","id":…,"plant":{…}}`
+                 *     and no `id:` line; then `id: P`, `event: synced`, `data: {"type":"synced","position":P}`;
+                 *     then the changes as usual. A reconnect that sends `Last-Event-ID` skips it; one cut off
+                 *     before `synced` (no `Last-Event-ID` yet) starts it again.
+                 *
+                 *     As JSON: one array of those plant items and, last, the `synced` item, whatever `limit`
+                 *     says; `Change-Position` is P and `Link` the page of changes after P (with `limit` and
+                 *     the filters), from which the client follows. An answer cut short is a reset
+                 *     connection, never a shorter array. Not with `after` (400) nor `wait` (400). Both hold
+                 *     a place of `CHANGES_MAX_STREAMS` while they are read.
                  */
                 snapshot?: boolean;
             };
@@ -1704,7 +1755,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Change"][];
+                    "application/json": components["schemas"]["Change"][] | (components["schemas"]["SnapshotPlant"] | components["schemas"]["SnapshotSynced"])[];
                     /**
                      * @example id: 1795000000000001
                      *     event: created

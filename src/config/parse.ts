@@ -131,8 +131,9 @@ export const jwksUrl: Parse<string> = (v, name) => {
 
 /**
  * Origins whose pages may call the API, comma-separated, each exactly as a browser sends it in
- * `Origin` (`scheme://host[:port]`: lower case, no path, no default port). `*` and `null` are
- * refused: a bearer API names its callers, and `null` is what sandboxed frames and files send.
+ * `Origin` (`scheme://host[:port]`: lower case, no path, no default port). `*` (alone or in a
+ * host) and `null` are refused: a bearer API names its callers, and `null` is what sandboxed
+ * frames and files send.
  */
 export const origins: Parse<readonly string[]> = (v, name) => {
   const list = v
@@ -140,8 +141,14 @@ export const origins: Parse<readonly string[]> = (v, name) => {
     .map((o) => o.trim())
     .filter((o) => o !== '');
   for (const o of list) {
-    if (o === '*')
-      throw new ConfigError(`${name} must name each origin; "*" is refused (a bearer API names its callers)`);
+    // A wildcard in a host (`http://*.example.com`) parses as a URL, but no browser sends it: it
+    // would match nothing while its operator thought it matched a whole domain.
+    if (o.includes('*'))
+      throw new ConfigError(
+        `${name} must name each origin; "*" is refused, alone or in a host (a bearer API names its callers; got "${o}")`,
+      );
+    if (o === 'null')
+      throw new ConfigError(`${name} must not list "null": sandboxed frames and files send it, so it names no one`);
     const exact = URL.canParse(o) && /^https?:$/.test(new URL(o).protocol) ? new URL(o).origin : undefined;
     if (exact !== o) {
       throw new ConfigError(

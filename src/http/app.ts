@@ -8,12 +8,13 @@ import { guardConnections } from './connections.js';
 import { metricsListenerPlugin } from './metrics-server.js';
 import { authPlugin } from './plugins/auth.js';
 import { contractPlugin } from './plugins/contract.js';
-import { corsPlugin } from './plugins/cors.js';
+import { corsOfRefusals, corsPlugin } from './plugins/cors.js';
 import { registerJsonBody } from './plugins/json-body.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
 import { registerOverloadGuard } from './plugins/overload.js';
 import { logRequest, requestLogPlugin } from './plugins/request-log.js';
 import { requestId } from './request-id.js';
+import { RequestLogger } from './request-logger.js';
 import { consoleRoutes } from './routes/console.js';
 import { docsRoutes } from './routes/docs.js';
 import { operationsRoutes } from './routes/operations.js';
@@ -29,10 +30,12 @@ import { changeStreams } from './change-streams-of.js';
  */
 export async function buildApp(services: Services): Promise<FastifyInstance> {
   const { config, doc, metrics, store } = services;
+  const corsOnRefusal = corsOfRefusals(config.corsOrigins);
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     // One line per request, written by the request-log plugin, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: RequestLogger.factory,
     requestIdHeader: false,
     genReqId: requestId,
     bodyLimit: config.bodyLimitBytes,
@@ -49,6 +52,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     // Requests refused before routing (a malformed URL) skip the hooks: header and log line here.
     frameworkErrors: (err, request, reply) => {
       reply.header('x-request-id', request.id);
+      corsOnRefusal(request, reply);
       reply.raw.once('finish', () => logRequest(request, reply));
       return errorHandler(err, request, reply);
     },

@@ -22,14 +22,7 @@ export async function startServer(services: Services): Promise<RunningServer> {
   const { config, log } = services;
   if (services.migrated > 0) log.info({ migrated: services.migrated }, 'store schema migrated');
   if (services.store.notice) log.warn(services.store.notice);
-  services.store.watchPrimary?.((primary, previous) => {
-    if (previous !== undefined)
-      log.warn({ primary, previous }, 'the database primary changed: writes go to the new one');
-  });
-  services.store.watchStandbys?.(({ host, usable, why }) => {
-    if (usable) log.info({ standby: host }, 'a standby serves reads again');
-    else log.warn({ standby: host, why }, `a standby is left out of the reads: ${why}`);
-  });
+  logStoreChanges(services);
   if (config.bootstrapToken !== undefined) await ensureToken(services);
 
   const app = await buildApp(services);
@@ -59,6 +52,21 @@ export async function startServer(services: Services): Promise<RunningServer> {
     await services.close();
   };
   return { app, url, close };
+}
+
+/**
+ * Logs the store's changes of primary and of usable standbys. Its own function so that the tests'
+ * in-process app (test/helper.ts) logs them as `serve` does.
+ */
+export function logStoreChanges({ store, log }: Services): void {
+  store.watchPrimary?.((primary, previous) => {
+    if (previous !== undefined)
+      log.warn({ primary, previous }, 'the database primary changed: writes go to the new one');
+  });
+  store.watchStandbys?.(({ host, usable, why }) => {
+    if (usable) log.info({ standby: host }, 'a standby serves reads again');
+    else log.warn({ standby: host, why }, `a standby is left out of the reads: ${why}`);
+  });
 }
 
 /** PLANT_STORE_TOKEN registered, or (at `port`) the first token generated and shown, when the store has none. */

@@ -11,24 +11,20 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { exportSPKI } from 'jose';
+import { CLOCK_TOLERANCE_S } from '../../src/auth/jwt.js';
+import { TICKET_TTL_MS } from '../../src/domain/ticket.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { send, type RawResponse, type Target } from '../support/http.js';
 import {
   AUDIENCE,
   ISSUER,
+  jwtEnv,
   newKey,
   signToken,
   startJwksServer,
   type JwksServer,
   type SigningKey,
 } from '../support/identity-provider.js';
-
-const jwtEnv = (jwks: JwksServer, cooldownMs: number) => ({
-  JWT_JWKS_URL: jwks.url,
-  JWT_ISSUER: ISSUER,
-  JWT_AUDIENCE: AUDIENCE,
-  JWT_JWKS_COOLDOWN_MS: String(cooldownMs),
-});
 
 let nextId = 1;
 const post = (url: Target, token: string) =>
@@ -150,6 +146,23 @@ describe('JWT mode', () => {
 
   it('keeps managed pst_ tokens working alongside JWTs', async () => {
     assert.equal((await post(server, server.token)).status, 200);
+  });
+
+  it('gives a stream ticket made with a JWT no longer than the JWT is accepted', async () => {
+    const post = (token: string) =>
+      server.inject({ method: 'POST', path: '/plants/changes/tickets', headers: { authorization: `Bearer ${token}` } });
+    const scope = { scope: 'plants:read' };
+    // Accepted until its exp and the clock tolerance: 10 s + 30 s, far short of a ticket's 5 minutes.
+    const soon = await signToken(keys.ES256, { claims: scope, expiresIn: 10 });
+    const r = await post(soon);
+    assert.equal(r.status, 201, r.text);
+    const exp = JSON.parse(Buffer.from(soon.split('.')[1]!, 'base64url').toString()) as { exp: number };
+    const expiresAt = Date.parse((r.json as { expiresAt: string }).expiresAt);
+    assert.equal(expiresAt, (exp.exp + CLOCK_TOLERANCE_S) * 1000);
+    // A JWT good for an hour: the ticket's own 5 minutes.
+    const long = await post(await signToken(keys.ES256, { claims: scope }));
+    const lasts = Date.parse((long.json as { expiresAt: string }).expiresAt) - Date.now();
+    assert.ok(lasts > TICKET_TTL_MS - 5000 && lasts <= TICKET_TTL_MS, `${lasts} ms`);
   });
 
   it('never logs a JWT', async () => {

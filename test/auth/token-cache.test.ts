@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cachedTokenLookup } from '../../src/auth/token-cache.js';
-import type { TokenRecord } from '../../src/domain/token.js';
+import { cachedTokenLookup, rememberedTokenHashes } from '../../src/auth/token-cache.js';
+import { hashToken, type TokenRecord } from '../../src/domain/token.js';
+import { buildTestApp } from '../helper.js';
 import type { Store } from '../../src/store/store.js';
 
 const record: TokenRecord = {
@@ -51,5 +52,35 @@ describe('cachedTokenLookup', () => {
     const found = await Promise.all(Array.from({ length: 50 }, () => find('h1')));
     assert.ok(found.every((r) => r === record));
     assert.equal(calls.length, 1);
+  });
+});
+
+describe('rememberedTokenHashes', () => {
+  it('hashes each token once, as the domain hashes it, and keeps at most its bound', () => {
+    const hashed: string[] = [];
+    const hashOf = rememberedTokenHashes(2, (t) => (hashed.push(t), hashToken(t)));
+    assert.equal(hashOf('pst_a'), hashToken('pst_a'));
+    assert.equal(hashOf('pst_a'), hashToken('pst_a'));
+    assert.equal(hashOf('pst_b'), hashToken('pst_b'));
+    assert.deepEqual(hashed, ['pst_a', 'pst_b']);
+    // A third token empties it: the first is hashed again.
+    hashOf('pst_c');
+    hashOf('pst_a');
+    assert.deepEqual(hashed, ['pst_a', 'pst_b', 'pst_c', 'pst_a']);
+  });
+
+  it("is what the app's bearer check hashes with (SQLite only: no store work)", async () => {
+    const app = await buildTestApp({ store: 'sqlite' });
+    try {
+      const { hashOf } = app.services.verifiers;
+      assert.ok(hashOf, 'the services remember hashes');
+      assert.equal(hashOf(app.token), hashToken(app.token));
+      assert.equal(
+        (await app.inject({ path: '/plants', headers: { authorization: `Bearer ${app.token}` } })).status,
+        200,
+      );
+    } finally {
+      await app.close();
+    }
   });
 });

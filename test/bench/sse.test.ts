@@ -8,11 +8,11 @@ import { Histogram, SseIds } from '../../scripts/bench/sse.js';
 const stream =
   ': following the changes\n\n' +
   'id: 1795711919812998\nevent: created\ndata: {"position":1795711919812998,"type":"created","id":1}\n\n' +
-  ': keep-alive\n\n' +
+  ': keep-alive\nid: 1795711919812998\n\n' +
   'id:1795711919812999\nevent: deleted\ndata: {"position":1795711919812999,"type":"deleted","id":1}\n\n';
 
 describe("the feed section's SSE ids", () => {
-  it('reads each id line, with or without the space after the colon', () => {
+  it("reads each event's id line, with or without the space after the colon, and no bookmark's", () => {
     assert.deepEqual(new SseIds().push(stream), [1795711919812998, 1795711919812999]);
   });
 
@@ -33,7 +33,14 @@ describe("the feed section's SSE ids", () => {
   });
 
   it('does not take a data line that mentions id: for an id', () => {
-    assert.deepEqual(new SseIds().push('data: {"id:": 3}\n\nid: 4\n'), [4]);
+    assert.deepEqual(new SseIds().push('data: {"id:": 3}\n\nid: 4\nevent: created\n'), [4]);
+  });
+
+  it('waits for the line after an id before it tells an event from a bookmark', () => {
+    const ids = new SseIds();
+    assert.deepEqual(ids.push('id: 5\n'), []);
+    assert.deepEqual(ids.push('\nid: 6\n'), []);
+    assert.deepEqual(ids.push('event: created\ndata: {}\n\n'), [6]);
   });
 });
 

@@ -1,6 +1,7 @@
 // The first start of a new store, as a newcomer makes it: its port may be taken. The first token
 // is generated only once the server listens, so a start that fails shows none (and, on SQLite,
-// leaves no store behind), and the next start shows one that works.
+// leaves no store behind), and the next start shows one that works, on stderr only; a restart
+// shows none.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -62,16 +63,22 @@ for (const kind of stores) {
       assert.doesNotMatch(failed.stderr + failed.stdout, TOKEN, 'a token was shown by a start that failed');
       if (!postgres) assert.deepEqual(readdirSync(dir), [], 'the failed start left its new store behind');
 
-      server = await startServer({
-        databaseUrl: postgres?.databaseUrl ?? 'sqlite:./data/plant-store.db',
-        cwd: dir,
-        port: held.port,
-        env: { PLANT_STORE_TOKEN: undefined },
-      });
+      const databaseUrl = postgres?.databaseUrl ?? 'sqlite:./data/plant-store.db';
+      server = await startServer({ databaseUrl, cwd: dir, port: held.port, env: { PLANT_STORE_TOKEN: undefined } });
       const token = await printedToken(server);
       assert.match(server.stderr.join('\n'), new RegExp(`http://localhost:${held.port}/plants`));
+      assert.ok(!server.stdout.join('\n').includes(token), 'the token is in the stdout log');
       assert.equal((await postPlant(server.url, token, '{"id":1,"name":"first"}')).status, 200);
+      // The helper's own token was never registered.
+      assert.equal((await postPlant(server.url, server.token, '{"id":2,"name":"x"}')).status, 401);
       assert.equal(await server.stop(), 0);
+
+      // A restart shows no token, and the one shown first still works.
+      server = await startServer({ databaseUrl, cwd: dir, env: { PLANT_STORE_TOKEN: undefined } });
+      assert.equal((await postPlant(server.url, token, '{"id":3,"name":"second"}')).status, 200);
+      // Once it has exited, everything it wrote has been read.
+      assert.equal(await server.stop(), 0);
+      assert.doesNotMatch(server.stderr.join('\n'), TOKEN, 'a restart showed a token');
     });
   });
 }

@@ -229,13 +229,17 @@ for (const store of stores) {
         assert.equal((await cli(['token', 'create', '--name', 'a'], env)).status, 0);
         assert.equal((await cli(['webhook', 'add', 'http://127.0.0.1:9/hook'], env)).status, 0);
       });
+      // A listing, a token or a secret is read or made whole before a byte is written: how the
+      // command meets the closed pipe is the same on either store, so these run on SQLite only
+      // (a process each). A backup and an export write while they read the store: both stores.
+      const onSqlite = store === 'sqlite' ? {} : { skip: 'the store plays no part: SQLite only' };
       for (const args of [
         ['token', 'list'],
         ['token', 'list', '--json'],
         ['webhook', 'list'],
         ['webhook', 'list', '--json'],
       ]) {
-        it(`plant-store ${args.join(' ')} | (a reader that has gone)`, async () => {
+        it(`plant-store ${args.join(' ')} | (a reader that has gone)`, onSqlite, async () => {
           const r = await withClosedStdout(args, env);
           assert.equal(r.stderr, '', 'nothing on stderr (no EPIPE, no stack trace)');
           assert.equal(r.code, 0);
@@ -254,7 +258,7 @@ for (const store of stores) {
       }
       // A token or a webhook secret is shown only once: the command says what it made and how
       // to take it back.
-      it('plant-store token create | (a reader that has gone): exit 1, the id to revoke', async () => {
+      it('plant-store token create | (a reader that has gone): exit 1, the id to revoke', onSqlite, async () => {
         const r = await withClosedStdout(['token', 'create', '--name', 'lost'], env);
         const id = /revoke it \(token revoke (\S+)\)\n$/.exec(r.stderr)?.[1];
         assert.match(r.stderr, /^plant-store: the output was closed before the new token was complete; it was created/);
@@ -265,7 +269,7 @@ for (const store of stores) {
         }[];
         assert.equal(listed.find((t) => t.id === id)?.name, 'lost');
       });
-      it('plant-store webhook add | (a reader that has gone): exit 1, the id to remove', async () => {
+      it('plant-store webhook add | (a reader that has gone): exit 1, the id to remove', onSqlite, async () => {
         const r = await withClosedStdout(['webhook', 'add', 'http://127.0.0.1:9/lost'], env);
         assert.match(
           r.stderr,

@@ -18,7 +18,7 @@ export async function take(options: FollowOptions, n: number, onEach?: (c: Chang
 /** The log after `from`, as the JSON pages give it: what the follower must have yielded. */
 export async function logAfter(client: PlantStoreClient, from: bigint): Promise<Change[]> {
   const { data } = await client.GET('/plants/changes', { params: { query: { after: from, limit: 1000 } } });
-  return data!;
+  return data as Change[];
 }
 
 export const positionOf = async (client: PlantStoreClient): Promise<bigint> =>

@@ -48,6 +48,41 @@ for (const store of stores) {
       );
     });
 
+    it('with onSnapshot, hands over the plants as of one position, then every change after it', async () => {
+      const tagged = (n: number) => ({ id: 7000 + n, name: `Snap ${n}`, tag: 'snap' });
+      for (let n = 0; n < 5; n++) await client.POST('/plants', { body: tagged(n) });
+      const held = new Map<string, unknown>();
+      let at: bigint | undefined;
+      const following = take(
+        {
+          client,
+          tag: ['snap'],
+          wait: 1,
+          onSnapshot: async (plants, position) => {
+            for (const p of plants) held.set(String(p.id), p.plant);
+            at = position;
+            // Written after the snapshot: they come as changes, after its position.
+            await client.PUT('/plants/{id}', {
+              params: { path: { id: 7000 } },
+              body: { name: 'Renamed', tag: 'snap' },
+            });
+            await client.DELETE('/plants/{id}', { params: { path: { id: 7001 } } });
+          },
+        },
+        2,
+      );
+      const changes = await following;
+      assert.deepEqual([...held.keys()], ['7000', '7001', '7002', '7003', '7004']);
+      assert.deepEqual(held.get('7002'), tagged(2));
+      assert.deepEqual(
+        changes.map((c) => [c.type, c.id, BigInt(c.position) > at!]),
+        [
+          ['updated', 7000, true],
+          ['deleted', 7001, true],
+        ],
+      );
+    });
+
     it('waits for the next change, taking the Change-Position header as it comes', async () => {
       const head = await client.GET('/plants', { params: { query: { limit: 1 } } });
       const following = take({ client, after: head.response.headers.get('change-position')!, wait: 5 }, 1);

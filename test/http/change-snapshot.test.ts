@@ -4,12 +4,11 @@
 // store's while writers ran during the snapshot; the filters, a reconnect and the refusals.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { plantJson } from '../../src/domain/plant.js';
 import { importPlants } from '../../src/use-cases/export-import.js';
 import { buildTestApp, type TestApp } from '../helper.js';
-import { postPlant, send } from '../support/http.js';
 import { openEventStream as openStream } from '../support/event-stream.js';
 import { pollUntil } from '../support/poll.js';
+import { snapshotUnderWriters } from '../support/snapshot-check.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
 const SEEDED = 12_000;
@@ -29,83 +28,22 @@ for (const kind of stores) {
     after(async () => app?.close());
 
     it('gives the plants as of P, synced at P, then every change after it: applied strictly, the store', async () => {
-      // Writers change the store the whole time the snapshot is read: creations, renames, deletions.
-      let writing = true;
-      let last = 0n;
-      let n = 0;
-      const writer = async () => {
-        while (writing) {
-          const i = n++;
-          const r =
-            i % 3 === 0
-              ? await postPlant(base, app.token, JSON.stringify({ id: 100_000 + i, name: 'new' }))
-              : i % 3 === 1
-                ? await send(base, {
-                    method: 'PUT',
-                    path: `/plants/${1 + ((i * 7) % SEEDED)}`,
-                    headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json' },
-                    body: `{"name":"renamed ${i}"}`,
-                  })
-                : await send(base, {
-                    method: 'DELETE',
-                    path: `/plants/${SEEDED - i}`,
-                    headers: { authorization: `Bearer ${app.token}` },
-                  });
-          const p = r.headers['change-position'];
-          if (p !== undefined && BigInt(p as string) > last) last = BigInt(p as string);
-        }
-      };
-      const writers = [writer(), writer(), writer()];
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const stream = await openStream(base, app.token, '/plants/changes?snapshot=true');
-      const synced = () => stream.blocks().findIndex((b) => b.event === 'synced');
-      try {
-        assert.equal(stream.status, 200);
-        assert.ok(await pollUntil(async () => synced() !== -1, 20_000), 'synced came');
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      } finally {
-        writing = false;
-        await Promise.all(writers);
-      }
-      const caughtUp = await pollUntil(async () => stream.blocks().at(-1)?.id === String(last), 5000);
-      stream.close();
-      assert.ok(caughtUp, 'every change came');
+      const store = app.services.store;
+      await snapshotUnderWriters({
+        readFrom: base,
+        writeTo: [base],
+        token: app.token,
+        seeded: SEEDED,
+        newIds: 100_000,
+        store,
+        syncedWithinMs: 20_000,
+      });
+    });
 
-      const blocks = stream.blocks();
-      const at = synced();
-      const state = new Map<string, string>();
-      for (const b of blocks.slice(0, at)) {
-        assert.equal(b.event, 'plant');
-        assert.equal(b.id, undefined, 'a plant of the snapshot has no id: line');
-        const item = JSON.parse(b.data!) as { type: string; id: number; plant: unknown };
-        assert.equal(item.type, 'plant');
-        assert.ok(!state.has(String(item.id)), `plant ${item.id} twice`);
-        state.set(String(item.id), JSON.stringify(item.plant));
-      }
-      const position = BigInt(blocks[at]!.id!);
-      assert.deepEqual(JSON.parse(blocks[at]!.data!), { type: 'synced', position: Number(position) });
-      const after = blocks.slice(at + 1);
-      assert.ok(after.length > 0, 'writes came after the snapshot');
-      for (const b of after) {
-        const c = JSON.parse(b.data!) as { type: string; id: number; plant?: unknown; position: number };
-        assert.ok(BigInt(b.id!) > position);
-        const held = state.has(String(c.id));
-        assert.equal(
-          held,
-          c.type !== 'created',
-          `${c.type} of plant ${c.id} at ${b.id}: the snapshot was not as of ${position}`,
-        );
-        if (c.type === 'deleted') state.delete(String(c.id));
-        else state.set(String(c.id), JSON.stringify(c.plant));
-      }
-      const store = new Map<string, string>();
-      const snapshot = await app.services.store.openSnapshot();
-      for await (const page of snapshot.records.plants.pages()) {
-        for (const p of page) store.set(String(p.id), plantJson(p));
-      }
-      await snapshot.close();
-      assert.equal(state.size, store.size);
-      for (const [id, plant] of store) assert.equal(state.get(id), plant, `plant ${id}`);
+    it('gives the same as JSON: one array of the plants as of P and synced, then the pages after P', async () => {
+      const store = app.services.store;
+      const o = { readFrom: base, writeTo: [base], token: app.token, seeded: SEEDED, newIds: 200_000, store };
+      await snapshotUnderWriters({ ...o, syncedWithinMs: 20_000 }, 'json');
     });
 
     it('keeps to the filters, skips the snapshot on a reconnect, and refuses what it cannot do', async () => {
@@ -127,7 +65,8 @@ for (const kind of stores) {
       const auth = { authorization: `Bearer ${app.token}` };
       for (const [path, accept, message] of [
         ['/plants/changes?snapshot=true&after=5', 'text/event-stream', /after=/],
-        ['/plants/changes?snapshot=true', 'application/json', /is for a stream/],
+        ['/plants/changes?snapshot=true&wait=1', 'application/json', /does not wait/],
+        ['/plants/changes?snapshot=true&wait=1', 'text/event-stream', /does not wait/],
         ['/plants/changes?snapshot=yes', 'text/event-stream', /must be true or false/],
       ] as const) {
         const r = await app.inject({ path, headers: { ...auth, accept } });
@@ -137,3 +76,34 @@ for (const kind of stores) {
     });
   });
 }
+
+describe('snapshot=true across two instances [postgres]', suiteOptions('postgres'), () => {
+  // PRODUCT.md §6 and issue 48: 100,000 plants, writers on both instances while one of them
+  // reads the snapshot.
+  const PLANTS = 100_000;
+  let a: TestApp;
+  let b: TestApp;
+  before(async () => {
+    a = await buildTestApp({ store: 'postgres' });
+    b = await buildTestApp({ databaseUrl: a.databaseUrl, token: a.token });
+    const lines = Array.from({ length: PLANTS }, (_, i) => JSON.stringify({ id: i + 1, name: `p${i + 1}` }));
+    await importPlants(a.services.store, a.services.doc, lines);
+  });
+  after(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('gives the 100,000 plants as of P while both write, then every change once, in order: the store', async () => {
+    const [baseA, baseB] = [await a.listen(), await b.listen()];
+    await snapshotUnderWriters({
+      readFrom: baseA,
+      writeTo: [baseA, baseB],
+      token: a.token,
+      seeded: PLANTS,
+      newIds: 1_000_000,
+      store: a.services.store,
+      syncedWithinMs: 60_000,
+    });
+  });
+});

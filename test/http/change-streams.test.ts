@@ -78,9 +78,8 @@ for (const kind of stores) {
           body: JSON.stringify({ operations: ops }),
         });
         assert.equal(batch.status, 200, batch.text);
-        const sent = Date.now();
+        // Within a second: the poll's bound, which fails the check past it.
         assert.ok(await pollUntil(async () => stream.events().length === 2, 1000, 5), stream.text());
-        assert.ok(Date.now() - sent < 1000);
         assert.equal(stream.events().at(-1)![0], batch.headers['change-position']);
         // An import: many writes in one transaction, through the store alone (no route).
         const report = await importPlants(t.app.services.store, t.app.services.doc, ['{"id":9003,"name":"imported"}']);
@@ -293,10 +292,8 @@ describe('a change through one instance reaches the streams of another [postgres
     try {
       const [baseA, baseB] = [await a.app.listen(), await b.listen()];
       const stream = await openStream(baseB, b.token);
-      const sent = Date.now();
       await post(baseA, a.app.token, 7);
       assert.ok(await pollUntil(async () => stream.events().length === 1, 1000, 10), 'arrived within a second');
-      assert.ok(Date.now() - sent < 1000);
       stream.res.destroy();
     } finally {
       await b.close();

@@ -5,8 +5,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../helper.js';
-import { assertConforms, postPlant, rawResponse, send } from '../support/http.js';
-import { open } from '../support/raw-connection.js';
+import { assertConforms, postPlant, send } from '../support/http.js';
+import { firstResponse, open } from '../support/raw-connection.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
 for (const store of stores) {
@@ -90,16 +90,6 @@ for (const store of stores) {
 }
 
 /** The first complete response in `text` (after any 1xx), as the conformance check reads it. */
-function firstResponse(text: string) {
-  const rest = text.replace(/^HTTP\/1\.1 1\d\d [^\r]*\r\n(?:[^\r]+\r\n)*\r\n/, '');
-  const [head = '', ...bodyParts] = rest.split('\r\n\r\n');
-  const [statusLine = '', ...lines] = head.split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
-  const body = bodyParts.join('\r\n\r\n').slice(0, Number(headers['content-length'] ?? 0));
-  return { ...rawResponse(Number(statusLine.split(' ')[1]), headers, body), headers };
-}
-
 function assertErrorShape(res: ReturnType<typeof firstResponse>, status: number, method: string, path: string) {
   assert.equal(res.status, status, JSON.stringify(res));
   assert.match(res.headers['content-type'] ?? '', /^application\/json/);

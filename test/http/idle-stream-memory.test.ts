@@ -1,8 +1,8 @@
 // What an idle stream of the changes keeps in V8's heap, beyond what node:http itself keeps for one:
 // PRODUCT.md §6 sizes an instance for 10,000 of them, open for hours, so every object a stream
 // holds for its life counts ten thousand times. The same raw sockets open streams on the service
-// (filtered by a tag nobody writes) and on a bare node:http server that answers them with the same
-// headers' count and preamble; the difference per stream is ours (Fastify's request and reply, the
+// (filtered by a tag nobody writes) and on a bare node:http server that answers them as the
+// feed's bench reference does (scripts/bench/bare-stream.mjs); the difference per stream is ours (Fastify's request and reply, the
 // place, the fan-out's record, the log's child). SQLite only: the store plays no part once a stream is open.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -11,6 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { holdAsStream } from '../../scripts/bench/bare-stream.mjs';
 import { useTestApp } from '../helper.js';
 import { pollUntil } from '../support/poll.js';
 
@@ -59,21 +60,8 @@ describe('an idle stream of the changes (SQLite only: no store work)', () => {
   const t = useTestApp({ store: 'sqlite', env: { CHANGES_MAX_STREAMS: String(STREAMS * 3) } });
 
   it(`keeps at most ${OURS_AT_MOST} bytes of heap beyond what node:http keeps for it`, async () => {
-    const held: ServerResponse[] = [];
-    const bare = createServer((_req, res) => {
-      res.writeHead(200, {
-        'x-request-id': crypto.randomUUID(),
-        'ratelimit-limit': '600',
-        'ratelimit-remaining': '599',
-        'ratelimit-reset': '60',
-        vary: 'Accept',
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        'x-accel-buffering': 'no',
-      });
-      res.write(': following the changes\nretry: 1000\n\n');
-      held.push(res);
-    });
+    const held = new Set<ServerResponse>();
+    const bare = createServer((_req, res) => holdAsStream(res, held));
     bare.listen(0, '127.0.0.1');
     await once(bare, 'listening');
     const servicePort = Number(new URL(await t.app.listen()).port);
@@ -88,8 +76,7 @@ describe('an idle stream of the changes (SQLite only: no store work)', () => {
         const res = await t.app.inject({ path: '/metrics', headers: { authorization: `Bearer ${t.app.token}` } });
         return Number(/^plant_store_change_streams (\d+)$/m.exec(res.text)?.[1]);
       };
-      assert.ok(await pollUntil(async () => (await streamsOpen()) === 0, 2000), 'the first streams closed');
-      held.length = 0;
+      assert.ok(await pollUntil(async () => (await streamsOpen()) === 0, 15_000), 'the first streams closed');
       const node = await heapPerStream((bare.address() as { port: number }).port, request);
       const service = await heapPerStream(servicePort, request);
       const ours = service - node;

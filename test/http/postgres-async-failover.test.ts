@@ -5,15 +5,17 @@
 // primary's log, never the lost changes: a follower that lists, then follows from the list's
 // Change-Position, ends with exactly the store's plants on every instance, and a stream that had
 // seen lost changes is closed and, resuming past the new log's end, told to list again (410).
+// The instances are apps built in this process (test/helper.ts), listening on ports of their own:
+// what is under test is each app's hub and store, not its process.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readJson } from '../../src/json/read-json.js';
+import { buildTestApp, type TestApp } from '../helper.js';
 import { cli } from '../support/cli.js';
 import { Cluster } from '../support/clusters.js';
 import { openEventStream } from '../support/event-stream.js';
 import { send } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
-import { startServer, type ServerProcess } from '../support/server.js';
 
 // Ports of this test's own (postgres-failover.test.ts has 6451-6453, read-replicas 6461-6462).
 const PRIMARY_PORT = 6471;
@@ -85,26 +87,36 @@ class Follower {
   }
 }
 
+/** An instance: the app, listening, with the base URL it listens on. */
+interface Instance {
+  app: TestApp;
+  url: string;
+  token: string;
+}
+
 describe('PostgreSQL asynchronous failover: changes the promotion lost are never served', () => {
   let primary: Cluster;
   let standby: Cluster;
-  const servers: ServerProcess[] = [];
+  const servers: Instance[] = [];
 
   before(async () => {
     primary = await Cluster.primary(PRIMARY_PORT);
     standby = await Cluster.standby(primary, STANDBY_PORT);
     const migrated = await cli(['migrate'], { DATABASE_URL: databaseUrl });
     assert.equal(migrated.status, 0, migrated.stderr);
-    for (let i = 0; i < 2; i++) servers.push(await startServer({ databaseUrl }));
+    for (let i = 0; i < 2; i++) {
+      const app = await buildTestApp({ databaseUrl });
+      servers.push({ app, url: await app.listen(), token: app.token });
+    }
   });
   after(async () => {
-    await Promise.all(servers.map((s) => s.dispose()));
+    await Promise.all(servers.map((s) => s.app.close()));
     await Promise.all([primary?.destroy(), standby?.destroy()]);
   });
 
   it('every instance serves the new primary log: a stream that saw lost changes gets 410, a new follower exactly the store', async () => {
-    const [a, b] = servers as [ServerProcess, ServerProcess];
-    const write = async (s: ServerProcess, method: string, path: string, body?: unknown) => {
+    const [a, b] = servers as [Instance, Instance];
+    const write = async (s: Instance, method: string, path: string, body?: unknown) => {
       const res = await send(s.url, {
         method,
         path,

@@ -1,14 +1,15 @@
 // Failover with real clusters: a primary and a streaming standby made from PostgreSQL 15's
 // binaries, synchronous replication, a served instance whose DATABASE_URL names both. The primary
-// is stopped as a crash would stop it and the standby promoted, while clients write.
+// is stopped as a crash would stop it and the standby promoted, while clients write. The instance
+// is the app built in this process (test/helper.ts): what fails over is its store, not its process.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { buildTestApp, type TestApp } from '../helper.js';
 import { cli } from '../support/cli.js';
 import { Cluster } from '../support/clusters.js';
 import { postPlant, send, type RawResponse } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { FAST_WEBHOOKS, Receiver } from '../support/receiver.js';
-import { startServer, type ServerProcess } from '../support/server.js';
 
 const PRIMARY_PORT = 6451;
 const STANDBY_PORT = 6452;
@@ -33,9 +34,9 @@ const hostUrl = (hosts: number[]) =>
 describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous standby', () => {
   let primary: Cluster;
   let standby: Cluster;
-  let server: ServerProcess;
+  let server: TestApp;
   let hook: Receiver;
-  const ready = async (s: ServerProcess) => send(s.url, { path: '/readyz' });
+  const ready = async (s: TestApp) => send(s, { path: '/readyz' });
 
   before(async () => {
     primary = await Cluster.primary(PRIMARY_PORT);
@@ -56,10 +57,10 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
       ...FAST_WEBHOOKS,
     });
     assert.equal(added.status, 0, added.stderr);
-    server = await startServer({ databaseUrl, env: FAST_WEBHOOKS });
+    server = await buildTestApp({ databaseUrl, env: FAST_WEBHOOKS, logs: true });
   });
   after(async () => {
-    await server?.dispose();
+    await server?.close();
     await hook?.close();
     await Promise.all([primary?.destroy(), standby?.destroy()]);
   });
@@ -69,14 +70,14 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.json, { status: 'ok', primary: `127.0.0.1:${PRIMARY_PORT}` });
     // The standby first: an instance that took the first host would write to a standby.
-    const reversed = await startServer({ databaseUrl: hostUrl([STANDBY_PORT, PRIMARY_PORT]) });
+    const reversed = await buildTestApp({ databaseUrl: hostUrl([STANDBY_PORT, PRIMARY_PORT]) });
     try {
       assert.deepEqual((await ready(reversed)).json, { status: 'ok', primary: `127.0.0.1:${PRIMARY_PORT}` });
-      const mine = await postPlant(reversed.url, reversed.token, '{"id":1,"name":"first"}');
+      const mine = await postPlant(reversed, reversed.token, '{"id":1,"name":"first"}');
       assert.equal(mine.status, 200, mine.text);
       assert.deepEqual(await primary.sql(`SELECT name FROM ${SCHEMA}.plants WHERE id = 1`), [{ name: 'first' }]);
     } finally {
-      await reversed.dispose();
+      await reversed.close();
     }
   });
 
@@ -94,7 +95,7 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
     assert.ok(Date.now() - started < 5_000, 'within the wait for a connection and a probe');
   });
 
-  it('after an immediate stop of the primary and a promotion: 503 with Retry-After meanwhile, never a hang, writes again within 10 s, every 2xx on the new primary', async () => {
+  it('after an immediate stop of the primary and a promotion: 503 with Retry-After meanwhile, never a hang, writes again within 10 s, every 2xx on the new primary', async (t) => {
     const outcomes: Outcome[] = [];
     let nextId = 1_000n;
     let writing = true;
@@ -105,13 +106,13 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
       const sent = Date.now();
       const res =
         kind === 'single'
-          ? await send(server.url, {
+          ? await send(server, {
               method: 'POST',
               path: '/plants',
               headers: auth,
               body: `{"id":${ids[0]},"name":"p${ids[0]}"}`,
             })
-          : await send(server.url, {
+          : await send(server, {
               method: 'POST',
               path: '/plants/batch',
               headers: auth,
@@ -119,7 +120,9 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
             });
       outcomes.push({ kind, ids, sent, answered: Date.now(), res });
       // A client that was told to come back later does, a little later (not at once, in a loop).
-      if (res.status === 503) await new Promise((r) => setTimeout(r, 100));
+      // Otherwise it writes every 20 ms: in-process, a client writing flat out made hundreds of
+      // writes a second, whose webhook deliveries the next test then waited behind.
+      await new Promise((r) => setTimeout(r, res.status === 503 ? 100 : 20));
     };
     const client = async (kind: Outcome['kind']) => {
       while (writing) await write(kind);
@@ -140,6 +143,7 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
     writing = false;
     await Promise.all(clients);
 
+    t.diagnostic(`${outcomes.length} writes`);
     for (const o of outcomes) {
       const took = o.answered - o.sent;
       assert.ok(took <= ANSWER_WITHIN_MS, `a ${o.kind} write answered in ${took} ms (${o.res.status})`);
@@ -180,13 +184,13 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
 
     const res = await ready(server);
     assert.deepEqual(res.json, { status: 'ok', primary: `127.0.0.1:${STANDBY_PORT}` });
-    const logged = server.stdout.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => 'primary' in l);
+    const logged = server.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => 'primary' in l);
     assert.deepEqual(
       logged.map(({ level, primary, previous }) => ({ level, primary, previous })),
       [{ level: 40, primary: `127.0.0.1:${STANDBY_PORT}`, previous: `127.0.0.1:${PRIMARY_PORT}` }],
       'the change is logged once, as a warning',
     );
-    const metrics = await send(server.url, { path: '/metrics', headers: { authorization: auth.authorization } });
+    const metrics = await send(server, { path: '/metrics', headers: { authorization: auth.authorization } });
     assert.match(
       metrics.text,
       new RegExp(`^plant_store_database_primary\\{host="127.0.0.1:${STANDBY_PORT}"\\} 1$`, 'm'),
@@ -196,12 +200,12 @@ describe('PostgreSQL failover: DATABASE_URL names a primary and its synchronous 
 
   it('follows the new primary with the change feed and the webhook deliveries', async () => {
     const auth = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
-    const before = await postPlant(server.url, server.token, '{"id":90001,"name":"before the wait"}');
+    const before = await postPlant(server, server.token, '{"id":90001,"name":"before the wait"}');
     assert.equal(before.status, 200, before.text);
     const position = String(before.headers['change-position']);
-    const waited = send(server.url, { path: `/plants/changes?after=${position}&wait=10`, headers: auth });
+    const waited = send(server, { path: `/plants/changes?after=${position}&wait=10`, headers: auth });
     await new Promise((r) => setTimeout(r, 200));
-    assert.equal((await postPlant(server.url, server.token, '{"id":90002,"name":"after"}')).status, 200);
+    assert.equal((await postPlant(server, server.token, '{"id":90002,"name":"after"}')).status, 200);
     const changes = (await waited).json as { id: number; type: string }[];
     assert.deepEqual(
       changes.map((c) => [c.type, c.id]),

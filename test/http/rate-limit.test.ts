@@ -12,6 +12,7 @@ import { createToken } from '../../src/use-cases/create-token.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { postPlant, send, type RawResponse, type Target } from '../support/http.js';
 import { newToken } from '../support/server.js';
+import { assert429 } from '../support/rate-limited.js';
 import { stores, suiteOptions } from '../support/stores.js';
 
 // Long enough that a handful of requests on loopback always fall in one window.
@@ -20,19 +21,6 @@ let nextId = 1;
 const body = () => `{"id":${nextId++},"name":"limited"}`;
 const getPlants = (url: Target, authorization?: string) =>
   send(url, { path: '/plants', headers: authorization ? { authorization } : {} });
-
-function assert429(r: RawResponse, limit: number, windowSeconds = WINDOW_SECONDS): void {
-  assert.equal(r.status, 429, r.text);
-  assert.deepEqual(r.json, { error: 429, message: (r.json as { message: string }).message });
-  const retryAfter = Number(r.headers['retry-after']);
-  assert.ok(
-    Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= windowSeconds,
-    `Retry-After ${retryAfter}`,
-  );
-  assert.equal(r.headers['ratelimit-limit'], String(limit));
-  assert.equal(r.headers['ratelimit-remaining'], '0');
-  assert.ok(Number(r.headers['ratelimit-reset']) >= 1);
-}
 
 /** Sends until `done` holds, at most `max` times; returns every response. */
 async function until(
@@ -75,7 +63,7 @@ for (const store of stores) {
         30,
       );
       const limited = seen.at(-1)!;
-      assert429(limited, 5);
+      assert429(limited, 5, WINDOW_SECONDS);
       assert.match((limited.json as { message: string }).message, /too many requests for this token/);
       const admitted = seen.filter((r) => r.status === 200);
       assert.ok(admitted.length >= 5, `the limit is 5 a window, yet only ${admitted.length} got through`);
@@ -86,8 +74,8 @@ for (const store of stores) {
       }
 
       // Limited, the token gets 429 before its body's media type (415) or JSON (400) is looked at.
-      assert429(await postPlant(server, server.token, '{}', { 'content-type': 'text/plain' }), 5);
-      assert429(await postPlant(server, server.token, '{"id":'), 5);
+      assert429(await postPlant(server, server.token, '{}', { 'content-type': 'text/plain' }), 5, WINDOW_SECONDS);
+      assert429(await postPlant(server, server.token, '{"id":'), 5, WINDOW_SECONDS);
 
       assert.equal((await postPlant(server, other, body())).status, 200, 'another token has its own count');
 
@@ -107,13 +95,13 @@ for (const store of stores) {
         20,
       );
       const limited = seen.at(-1)!;
-      assert429(limited, 3);
+      assert429(limited, 3, WINDOW_SECONDS);
       assert.match((limited.json as { message: string }).message, /too many refused credentials from this address/);
       assert.ok(seen.filter((r) => r.status === 401).length >= 3);
       for (const r of seen.slice(0, -1)) assert.equal(r.status, 401);
 
       // The address is blocked before any token is looked at, so guessing stops paying off.
-      assert429(await getPlants(server, `Bearer ${server.token}`), 3);
+      assert429(await getPlants(server, `Bearer ${server.token}`), 3, WINDOW_SECONDS);
       // A request without a credential is not an attempt: still the plain 401 challenge.
       assert.equal((await getPlants(server)).status, 401);
 

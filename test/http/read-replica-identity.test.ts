@@ -4,7 +4,8 @@
 // past the primary's: clusters made from PostgreSQL 15's binaries, where the standby the instance
 // runs on was promoted without the last writes of the old primary, which the other standby has (a
 // failover that lost writes). None of them may serve a read; each is one warning line, and its
-// `plant_store_store_standby_usable` is 0.
+// `plant_store_store_standby_usable` is 0. The instance is the app built in this process
+// (test/helper.ts): what judges the read URL is its store, not its process.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -12,9 +13,9 @@ import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { openStore } from '../../src/store/open-store.js';
 import { Cluster } from '../support/clusters.js';
+import { buildTestApp } from '../helper.js';
 import { send } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
-import { startServer } from '../support/server.js';
 import { behindPgBouncer, POSTGRES_URL, postgresSql, suiteOptions } from '../support/stores.js';
 
 const PRIMARY_PORT = 6491;
@@ -61,30 +62,30 @@ async function replayed(cluster: Cluster, schema: string, n: number): Promise<vo
  * four, and send no read there.
  */
 async function leftOut(databaseUrl: string, readUrl: string, id: number, expected: string | 404, why: RegExp) {
-  const server = await startServer({ databaseUrl, env: { DATABASE_READ_URL: readUrl } });
+  const server = await buildTestApp({ databaseUrl, env: { DATABASE_READ_URL: readUrl }, logs: true });
   try {
     const auth = { authorization: `Bearer ${server.token}` };
     const host = new URL(readUrl).host;
     /** The read URL's samples of the read metrics. */
     const metrics = async () => {
-      const res = await send(server.url, { path: '/metrics', headers: auth });
+      const res = await send(server, { path: '/metrics', headers: auth });
       const families = new Map(parsePrometheusTextFormat(res.text).map((f) => [f.name, f]));
       const sample = (name: string) =>
         families.get(name)?.metrics.find((m) => m.labels?.role !== 'primary' && m.labels?.host === host)?.value;
       return { usable: sample('plant_store_store_standby_usable'), reads: sample('plant_store_store_reads_total') };
     };
     const lines = () =>
-      server.stdout
+      server.logs
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as { level: number; msg: string; standby?: string; why?: string })
         .filter((l) => l.standby !== undefined);
     // Judged: left out (a line says so), or taken as a standby (usable), whichever comes.
     assert.ok(
       await pollUntil(async () => lines().length > 0 || (await metrics()).usable === '1', 10_000),
-      `the read URL was never judged:\n${[...server.stdout, ...server.stderr].join('\n')}`,
+      `the read URL was never judged:\n${server.logs.join('\n')}`,
     );
     for (let i = 0; i < 4; i++) {
-      const res = await send(server.url, { path: `/plants/${id}`, headers: auth });
+      const res = await send(server, { path: `/plants/${id}`, headers: auth });
       if (expected === 404) assert.equal(res.status, 404, `read ${i}: ${res.text}`);
       else assert.equal((JSON.parse(res.text) as { name: string }).name, expected, `read ${i}`);
     }
@@ -95,7 +96,7 @@ async function leftOut(databaseUrl: string, readUrl: string, id: number, expecte
     assert.match(line!.why!, why);
     assert.deepEqual(more, [], 'one line, once');
   } finally {
-    await server.dispose();
+    await server.close();
   }
 }
 

@@ -1,5 +1,7 @@
 // Read replicas (DATABASE_READ_URL) with real components: a primary and a streaming standby of
-// this test's own, made from PostgreSQL 15's binaries, shared by two server processes. The
+// this test's own, made from PostgreSQL 15's binaries, shared by two instances. The instances are
+// apps built in this process (test/helper.ts): what is under test is where each reads, which the
+// app decides from its settings and its store, not anything of the process around it. The
 // standby's replay is paused to make it lag. Shown: a read that carries a write's
 // Change-Position sees the write on the other instance; a plain read is never answered by a
 // standby lagging past DATABASE_READ_MAX_LAG (and is answered by the standby before that); a
@@ -10,9 +12,10 @@ import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { readJson } from '../../src/json/read-json.js';
 import { Cluster } from '../support/clusters.js';
+import { buildTestApp, type TestApp, type TestAppOptions } from '../helper.js';
 import { postPlant, send, type RawResponse } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
-import { newToken, startServers, type ServerProcess } from '../support/server.js';
+import { newToken } from '../support/server.js';
 import { openStore } from '../../src/store/open-store.js';
 
 const PRIMARY_PORT = 6461;
@@ -24,20 +27,25 @@ if (missing && process.env.CI === 'true') throw new Error(`${missing}; with CI=t
 const token = newToken();
 const auth = { authorization: `Bearer ${token}` };
 
-function get(server: ServerProcess, path: string, headers: Record<string, string> = {}): Promise<RawResponse> {
-  return send(server.url, { path, headers: { ...auth, ...headers } });
+function get(server: TestApp, path: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return send(server, { path, headers: { ...auth, ...headers } });
+}
+
+/** Instances of one store, built at once, their log lines kept (`logs`). */
+function startInstances(options: TestAppOptions[]): Promise<TestApp[]> {
+  return Promise.all(options.map((o) => buildTestApp({ ...o, logs: true })));
 }
 
 /** A plant created through `server`, and the Change-Position its answer carried. */
-async function create(server: ServerProcess, id: number, name: string): Promise<bigint> {
-  const r = await postPlant(server.url, token, JSON.stringify({ id, name }));
+async function create(server: TestApp, id: number, name: string): Promise<bigint> {
+  const r = await postPlant(server, token, JSON.stringify({ id, name }));
   assert.equal(r.status, 200, r.text);
   return BigInt(String(r.headers['change-position']));
 }
 
 /** The server's read metrics: reads by role, and the standby's lag and usability. */
 async function readMetrics(
-  server: ServerProcess,
+  server: TestApp,
 ): Promise<{ primary: number; standby: number; usable: number; lag: number }> {
   const r = await get(server, '/metrics');
   assert.equal(r.status, 200, r.text);
@@ -62,33 +70,33 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
   let primary: Cluster;
   let standby: Cluster;
   let databaseUrl: string;
-  let servers: ServerProcess[] = [];
+  let servers: TestApp[] = [];
   let nextId = 1;
 
   /** Two instances on the primary and the standby (the read URL without schema= reads DATABASE_URL's). */
-  async function instances(maxLag: string): Promise<[ServerProcess, ServerProcess]> {
-    await Promise.all(servers.map((s) => s.dispose()));
+  async function instances(maxLag: string): Promise<[TestApp, TestApp]> {
+    await Promise.all(servers.map((s) => s.close()));
     const env = {
       DATABASE_READ_URL: `postgres://postgres@127.0.0.1:${STANDBY_PORT}/postgres`,
       DATABASE_READ_MAX_LAG: maxLag,
     };
-    servers = await startServers([
+    servers = await startInstances([
       { databaseUrl, token, env },
       { databaseUrl, token, env },
     ]);
-    return servers as [ServerProcess, ServerProcess];
+    return servers as [TestApp, TestApp];
   }
 
   /** The instance's log lines about its standby leaving or rejoining the reads. */
-  const standbyLines = (server: ServerProcess) =>
-    server.stdout
+  const standbyLines = (server: TestApp) =>
+    server.logs
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { level: number; msg: string; standby?: string; why?: string })
       .filter((l) => l.standby !== undefined)
       .map(({ level, msg, standby: host, why }) => ({ level, msg, host, why }));
 
   /** Until the instance's standby is usable and has replayed `position`: plain reads see it there. */
-  async function caughtUp(server: ServerProcess, position: bigint): Promise<void> {
+  async function caughtUp(server: TestApp, position: bigint): Promise<void> {
     const seen = await pollUntil(async () => {
       const [row] = await standby.sql<{ p: string }>('SELECT max(seq)::text AS p FROM replicas.changes');
       return row?.p !== null && BigInt(row!.p) >= position && (await readMetrics(server)).usable === 1;
@@ -102,7 +110,7 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
     databaseUrl = primary.url('replicas');
   });
   after(async () => {
-    await Promise.all(servers.map((s) => s.dispose()));
+    await Promise.all(servers.map((s) => s.close()));
     await standby?.destroy();
     await primary?.destroy();
   });
@@ -214,11 +222,11 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
       await store.close();
     }
     try {
-      await Promise.all(servers.map((s) => s.dispose()));
-      servers = await startServers([
+      await Promise.all(servers.map((s) => s.close()));
+      servers = await startInstances([
         { databaseUrl, token, env: { DATABASE_READ_URL: otherUrl, DATABASE_READ_MAX_LAG: '1h' } },
       ]);
-      const [server] = servers as [ServerProcess];
+      const [server] = servers as [TestApp];
       const id = nextId++;
       await create(server, id, 'ours');
       // Time for several looks at it (every 100 ms): a usable standby would take reads by now.
@@ -239,9 +247,9 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
       assert.ok(metrics.text.includes(`plant_store_store_standby_usable{host="${host}"} 0`), metrics.text);
       assert.ok(metrics.text.includes(`plant_store_store_reads_total{host="${host}",role="standby"} 0`), metrics.text);
       // A database where the store is not at all: it answers, and is still no standby.
-      await Promise.all(servers.map((s) => s.dispose()));
+      await Promise.all(servers.map((s) => s.close()));
       await primary.sql('CREATE DATABASE bare');
-      servers = await startServers([
+      servers = await startInstances([
         {
           databaseUrl,
           token,
@@ -251,12 +259,12 @@ describe('read replicas: two instances, one primary, one standby', { skip: missi
           },
         },
       ]);
-      const [bare] = servers as [ServerProcess];
+      const [bare] = servers as [TestApp];
       assert.ok(await pollUntil(async () => standbyLines(bare).length > 0, 5_000), 'no line about the read URL');
       assert.match(standbyLines(bare)[0]!.why!, /^it holds no plant store/);
       assert.equal((await get(bare, `/plants/${id}`)).status, 200);
     } finally {
-      await Promise.all(servers.map((s) => s.dispose()));
+      await Promise.all(servers.map((s) => s.close()));
       servers = [];
       await primary.sql('DROP DATABASE other');
       await primary.sql('DROP DATABASE IF EXISTS bare');

@@ -6,7 +6,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, write } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { LogOutput } from '../../src/log-output.js';
@@ -72,14 +72,25 @@ describe('the log output', () => {
   });
 
   it('gathers the lines of a busy moment into few writes, and flush writes at once', async () => {
+    // The gathering time on a clock the test moves: five turns of the event loop take no time on
+    // it, however busy the machine (on the real clock they once took more than 20 ms).
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.now() });
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-log-'));
     try {
       const file = join(dir, 'log');
       const fd = openSync(file, 'w');
       const writes: number[] = [];
+      // Each write's completion, so that the test can wait for the file system (real I/O) while
+      // its clock stands still.
+      let written: Promise<void> = Promise.resolve();
       const counted = ((f: number, b: Buffer, cb: (e: Error | null, n: number) => void) => {
         writes.push(b.length);
-        write(f, b, cb);
+        written = new Promise((resolve) =>
+          write(f, b, (e, n) => {
+            cb(e, n);
+            resolve();
+          }),
+        );
       }) as typeof write;
       const output = new LogOutput(fd, counted);
       // Ten request lines a turn for five turns: the first at once (nothing was written before
@@ -90,8 +101,9 @@ describe('the log output', () => {
         await new Promise((resolve) => setImmediate(resolve));
       }
       assert.equal(writes.length, 1, 'written before the gathering time');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      mock.timers.tick(100);
       assert.equal(writes.length, 2);
+      await written;
       // A chunk's worth (64 KiB) goes at once.
       for (let i = 50; i < 350; i++) output.write(line(i));
       assert.equal(writes.length, 3, 'a full chunk waited');
@@ -104,6 +116,7 @@ describe('the log output', () => {
         [...Array(351).keys()],
       );
     } finally {
+      mock.timers.reset();
       rmSync(dir, { recursive: true, force: true });
     }
   });

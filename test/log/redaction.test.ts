@@ -135,4 +135,19 @@ describe('the request log line', () => {
       for (const l of server.logs.slice(before)) assert.ok(!l.includes(SECRET) && !l.includes(OTHER), l);
     }
   });
+
+  it('never shows a credential sent as the request id, and echoes a plain one', async () => {
+    const auth = { authorization: `Bearer ${server.token}` };
+    const ticket = `pstt_${'A'.repeat(43)}`;
+    const jwt = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
+    for (const id of [server.token, ticket, jwt, `x-${server.token}`]) {
+      const before = server.logs.length;
+      const r = await send(server, { path: '/plants?limit=1', headers: { ...auth, 'x-request-id': id } });
+      assert.equal(r.status, 200);
+      assert.notEqual(r.headers['x-request-id'], id, 'a new id, not the credential');
+      for (const l of server.logs.slice(before)) assert.ok(!l.includes(id), l);
+    }
+    const r = await send(server, { path: '/plants?limit=1', headers: { ...auth, 'x-request-id': 'trace-42.a:b' } });
+    assert.equal(r.headers['x-request-id'], 'trace-42.a:b');
+  });
 });

@@ -58,6 +58,14 @@ export interface JwksServer {
   close(): Promise<void>;
 }
 
+/** The settings of JWT mode that trust `jwks` (and JWT_JWKS_COOLDOWN_MS, when given). */
+export const jwtEnv = (jwks: JwksServer, cooldownMs?: number): Record<string, string> => ({
+  JWT_JWKS_URL: jwks.url,
+  JWT_ISSUER: ISSUER,
+  JWT_AUDIENCE: AUDIENCE,
+  ...(cooldownMs !== undefined && { JWT_JWKS_COOLDOWN_MS: String(cooldownMs) }),
+});
+
 /** A JWKS endpoint on 127.0.0.1, as an identity provider publishes its signing keys. */
 export async function startJwksServer(keys: SigningKey[]): Promise<JwksServer> {
   const state: JwksServer = { url: '', keys, fetches: 0, close: async () => {} };

@@ -1,5 +1,6 @@
 // A connection the test drives byte by byte, to see what the server sends and when it closes.
 import { connect, type Socket } from 'node:net';
+import { rawResponse } from './http.js';
 
 /** A raw connection: what the server sent, and whether (and when) it closed its side. */
 export interface Conn {
@@ -46,4 +47,15 @@ export function open(port: number, { halfOpen = false } = {}): Conn {
       });
     },
   };
+}
+
+/** The first final response in what a raw connection received (a 1xx before it is skipped). */
+export function firstResponse(text: string) {
+  const rest = text.replace(/^HTTP\/1\.1 1\d\d [^\r]*\r\n(?:[^\r]+\r\n)*\r\n/, '');
+  const [head = '', ...bodyParts] = rest.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+  const body = bodyParts.join('\r\n\r\n').slice(0, Number(headers['content-length'] ?? 0));
+  return { ...rawResponse(Number(statusLine.split(' ')[1]), headers, body), headers };
 }

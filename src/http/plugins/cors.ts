@@ -85,12 +85,28 @@ export const corsPlugin = fp<CorsOptions>(
           .send();
         return;
       }
-      if (ok) {
-        reply.header('access-control-allow-origin', origin);
-        reply.header('access-control-expose-headers', EXPOSED_HEADERS);
-      }
+      if (ok) allowOrigin(reply, origin);
       done();
     });
   },
   { name: 'cors' },
 );
+
+function allowOrigin(reply: FastifyReply, origin: string): void {
+  reply.header('access-control-allow-origin', origin);
+  reply.header('access-control-expose-headers', EXPOSED_HEADERS);
+}
+
+/**
+ * The CORS headers of an answer Fastify makes before any hook runs (a URL it cannot decode): for
+ * an allowed origin a page must read why it failed there too. None when `origins` is empty.
+ */
+export function corsOfRefusals(origins: readonly string[]): (request: FastifyRequest, reply: FastifyReply) => void {
+  const allowed = new Set(origins);
+  return (request, reply) => {
+    if (allowed.size === 0 || !isPlantPath(request.url.split('?')[0] ?? '')) return;
+    addVary(reply, 'Origin');
+    const { origin } = request.headers;
+    if (origin !== undefined && allowed.has(origin)) allowOrigin(reply, origin);
+  };
+}

@@ -15,13 +15,15 @@ export const lifecyclePlugin = fp<{ dispatcher: Dispatcher; hub: ChangeHub }>(
     app.addHook('preClose', async () => {
       closing = true;
     });
-    app.addHook('onRequest', async (_request, reply) => {
-      if (!closing) return;
+    // Synchronous hooks, which call done (request-log.ts says why): every request runs them.
+    app.addHook('onRequest', (_request, reply, done) => {
+      if (!closing) return done();
       reply.header('connection', 'close');
       throw new HttpError(503, 'the server is shutting down; retry', { 'retry-after': '1' });
     });
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 300) dispatcher.nudge();
+      done();
     });
     app.addHook('onReady', async () => {
       await hub.start();

@@ -35,10 +35,12 @@ export async function registerOverloadGuard(
   if (!delay && !backlog) return;
   app.addHook('onReady', async () => delay?.judgeFromNow());
   app.addHook('onClose', async () => delay?.stop());
-  app.addHook('onRequest', async (request) => {
-    if (EXEMPT.has(routeOf(request).config.route ?? '')) return;
+  // Synchronous (it calls done), as the request log's hooks are: every request runs it.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (EXEMPT.has(routeOf(request).config.route ?? '')) return done();
     if (backlog && backlog() > maxWriteBacklog) refuse('write_backlog', 'the store is behind on writes');
     if (delay && delay.ms() > maxEventLoopDelayMs) refuse('event_loop_delay', 'the server is overloaded');
+    done();
   });
 
   function refuse(reason: string, why: string): never {

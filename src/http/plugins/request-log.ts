@@ -7,6 +7,7 @@ import { redactUrl } from '../../log.js';
 import { NO_ROUTE, type Metrics } from '../../metrics/metrics.js';
 import { hostProblem } from '../header-checks.js';
 import { HttpError } from '../http-error.js';
+import { RequestLogger } from '../request-logger.js';
 
 const { chindingsSym, streamSym } = pino.symbols;
 /** What pino keeps of a logger under its symbols: the bindings as JSON text, and where lines go. */
@@ -19,18 +20,20 @@ type PinoInside = Logger & Record<symbol, unknown>;
  * part of the line, on every request.
  */
 export function logRequest(request: FastifyRequest, reply: FastifyReply): void {
-  const log = request.log as PinoInside;
+  const log = request.log as unknown as RequestLogger | PinoInside;
   if (!log.isLevelEnabled('info')) return;
+  // A request Fastify refused before routing may carry pino's own child.
+  const chindings = log instanceof RequestLogger ? log.chindings : (log[chindingsSym] as string);
   const principal = request.principal;
   const who =
     principal?.id === undefined
       ? ''
       : `,"${principal.kind === 'token' ? 'tokenId' : 'sub'}":${JSON.stringify(principal.id)}`;
   const line =
-    `{"level":30,"time":${Date.now()}${log[chindingsSym] as string},"method":${JSON.stringify(request.method)}` +
+    `{"level":30,"time":${Date.now()}${chindings},"method":${JSON.stringify(request.method)}` +
     `,"url":${JSON.stringify(redactUrl(request.url))},"status":${reply.statusCode}` +
     `,"ms":${Math.round(reply.elapsedTime * 10) / 10}${who},"msg":"request"}\n`;
-  (log[streamSym] as { write(line: string): unknown }).write(line);
+  ((request.server.log as PinoInside)[streamSym] as { write(line: string): unknown }).write(line);
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   type Feed,
   type PlantsAsOf,
 } from '../../feed/index.js';
-import { FeedResponse, sendSnapshot, SSE_PREAMBLE } from '../change-streams.js';
+import { answerSnapshot, FeedResponse, sendSnapshot, SSE_PREAMBLE } from '../change-streams.js';
 import { prefersEventStream } from '../negotiate.js';
 import { addVary } from '../vary.js';
 import { positionHeader, readsAtLeast } from '../read-position.js';
@@ -55,15 +55,15 @@ export async function changeRoutes(
         );
       }
       const stream = request.method === 'GET' && prefersEventStream(request.headers.accept);
-      if (query.snapshot && !stream) {
-        throw new InvalidInputError(
-          'snapshot=true is for a stream (Accept: text/event-stream): a snapshot spans one connection',
-        );
+      if (query.snapshot && query.wait !== undefined) {
+        throw new InvalidInputError('snapshot=true answers at once, with the plants as they are: it does not wait');
       }
-      if (stream) {
+      // A stream, or a snapshot as JSON: a place of CHANGES_MAX_STREAMS, taken before anything is
+      // awaited, and the reply the route's own from then on.
+      if (stream || query.snapshot) {
         const response = new FeedResponse(request.raw, reply.raw);
         const place = streams.admit(holderOf(request), credentialOf(request), response);
-        const lastEventId = request.headers['last-event-id'];
+        const lastEventId = stream ? request.headers['last-event-id'] : undefined;
         let after = 0n;
         let snapshot: PlantsAsOf | undefined;
         try {
@@ -91,6 +91,19 @@ export async function changeRoutes(
           return reply;
         }
         addVary(reply, 'Accept');
+        const stillWanted = () => !place.gone && !closing.signal.aborted;
+        if (!stream) {
+          await answerSnapshot(
+            reply,
+            response,
+            snapshot!,
+            filterOf(query),
+            nextLink(query, snapshot!.position),
+            stillWanted,
+          );
+          place.release();
+          return reply;
+        }
         reply.raw.writeHead(200, {
           ...(reply.getHeaders() as OutgoingHttpHeaders),
           'content-type': 'text/event-stream; charset=utf-8',
@@ -101,18 +114,13 @@ export async function changeRoutes(
         reply.raw.write(SSE_PREAMBLE);
         if (snapshot) {
           try {
-            const synced = await sendSnapshot(
-              response,
-              snapshot,
-              filterOf(query),
-              () => !place.gone && !closing.signal.aborted,
-            );
+            const synced = await sendSnapshot(response, snapshot, filterOf(query), stillWanted);
             if (synced === undefined) throw new Error('the stream ended during its snapshot');
             after = synced;
           } catch (err) {
             // The client left, the server is closing, or the store failed: the reader reconnects
             // and, having no Last-Event-ID yet, gets the snapshot again.
-            if (!place.gone && !closing.signal.aborted) request.log.warn({ err }, 'a snapshot of the plants failed');
+            if (stillWanted()) request.log.warn({ err }, 'a snapshot of the plants failed');
             place.release();
             reply.raw.end();
             return reply;

@@ -14,7 +14,8 @@ function holderOf(principal: Principal): TicketHolder {
 /** POST /plants/changes/tickets: a page's credential for the changes stream (its EventSource cannot send Authorization). */
 export async function ticketRoutes(app: FastifyInstance, { store }: { store: Store }): Promise<void> {
   app.operation('createChangesTicket', async (request, reply) => {
-    const { ticket, expiresAt } = await createTicket(store, holderOf(request.principal!));
+    const principal = request.principal!;
+    const { ticket, expiresAt } = await createTicket(store, holderOf(principal), Date.now(), principal.acceptedUntil);
     return reply.code(201).send({ ticket, expiresAt: expiresAt.toISOString() });
   });
 }

@@ -345,6 +345,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The store's web console
+         * @description The console: a page to sign in with a pasted token, list, filter, search, create, edit
+         *     and delete plants, and watch the list follow the store live. It is a client of this
+         *     API and nothing else (it calls the operations above with the token it is given, which
+         *     it keeps for the tab only), served from the service itself: no CDN, no external font
+         *     or script, and a `Content-Security-Policy` with `default-src 'self'`, no
+         *     `unsafe-inline` and `frame-ancestors 'none'`. No credential needed to load the page.
+         */
+        get: operations["getConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file of the console
+         * @description The script, style sheet and icon that `GET /console` loads, built with the service
+         *     (`npm run build`) and shipped in its package. No credential needed.
+         */
+        get: operations["getConsoleAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -1359,6 +1405,12 @@ export interface components {
          * @example default-src 'none'; script-src 'self'; connect-src 'self'
          */
         ContentSecurityPolicy: string;
+        /**
+         * @description Lets the console load everything from this server only, with no inline script or style,
+         *     and never be framed.
+         * @example default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'
+         */
+        ConsoleContentSecurityPolicy: string;
     };
     pathItems: never;
 }
@@ -2265,6 +2317,110 @@ export interface operations {
                     "text/javascript": unknown;
                     /** @example (PNG bytes) */
                     "image/png": unknown;
+                };
+            };
+            304: components["responses"]["NotModifiedExists"];
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getConsole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML page; its script, style and icon come from `GET /console/{file}`. */
+            200: {
+                headers: {
+                    "Content-Security-Policy": components["headers"]["ConsoleContentSecurityPolicy"];
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><title>Plant Store console</title>… */
+                    "text/html": unknown;
+                };
+            };
+            304: components["responses"]["NotModifiedExists"];
+            400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getConsoleAsset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Go ahead only if the target's current ETag is one of these entity tags (a list, as in
+                 *     RFC 9110: `"a", "b"`; a tag may itself hold a comma), or, with `*`, only if it exists.
+                 *     The comparison is strong: weak tags (`W/"…"`) never match. Otherwise 412, and nothing
+                 *     changes. Evaluated before `If-None-Match`. Only a plant (`/plants/{id}`) has an ETag;
+                 *     elsewhere only `*` holds. A missing plant is 404 whatever the conditions; a malformed
+                 *     value is 400.
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Go ahead only if the target's current ETag is none of these entity tags (the weak
+                 *     comparison: `W/"x"` names `"x"`), or, with `*`, only if it does not exist. Otherwise
+                 *     `GET` and `HEAD` answer 304 without a body, other methods 412 and nothing changes. Only a
+                 *     plant (`/plants/{id}`) has an ETag; elsewhere only `*` names the target, which always
+                 *     exists. A missing plant is 404 whatever the conditions; a malformed value is 400.
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description The file's name, as the page refers to it.
+                 * @example console.js
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example body { margin: 0 } */
+                    "text/css": unknown;
+                    /** @example (() => { … })() */
+                    "text/javascript": unknown;
+                    /** @example <svg xmlns="http://www.w3.org/2000/svg">…</svg> */
+                    "image/svg+xml": unknown;
                 };
             };
             304: components["responses"]["NotModifiedExists"];

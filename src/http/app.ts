@@ -15,6 +15,7 @@ import { registerOverloadGuard } from './plugins/overload.js';
 import { logRequest, requestLogPlugin } from './plugins/request-log.js';
 import { requestId } from './request-id.js';
 import { RequestLogger } from './request-logger.js';
+import { consoleRoutes } from './routes/console.js';
 import { docsRoutes } from './routes/docs.js';
 import { operationsRoutes } from './routes/operations.js';
 import { plantRoutes } from './routes/plants.js';
@@ -95,6 +96,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(ticketRoutes, { store: services.store });
   await app.register(operationsRoutes, { store, doc, metrics });
   await app.register(docsRoutes);
+  await app.register(consoleRoutes);
   app.checkEveryOperationHandled();
   return app;
 }

@@ -35,6 +35,8 @@ describe('the server package, packed', () => {
       'dist/client/index.js',
       'dist/client/index.d.ts',
       'dist/json/read-json.js',
+      'dist/console/index.html',
+      'dist/console/console.js',
       'CHANGELOG.md',
     ])
       assert.ok(files.includes(needed), `${needed} is missing from the tarball`);

@@ -65,7 +65,16 @@ for (const store of stores) {
     });
 
     it("evaluates them on the operator's GETs too, after their own failures", async () => {
-      for (const path of ['/healthz', '/readyz', '/openapi.json', '/docs', '/docs/swagger-ui.css', '/metrics']) {
+      for (const path of [
+        '/healthz',
+        '/readyz',
+        '/openapi.json',
+        '/docs',
+        '/docs/swagger-ui.css',
+        '/console',
+        '/console/console.js',
+        '/metrics',
+      ]) {
         const page = await get(path, {});
         assert.equal(page.status, 200, path);
         const refused = await get(path, { 'if-match': '"x"' });

@@ -210,7 +210,15 @@ describe('CORS, for the origins of CORS_ORIGINS', () => {
   });
 
   it("sends none on the operators' endpoints and this server's own pages", async () => {
-    for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) {
+    for (const path of [
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+      '/docs',
+      '/console',
+      '/console/console.js',
+    ]) {
       const get = await t.inject({ path, headers: fromPage() });
       assert.deepEqual(
         corsHeaders(get).filter((h) => h !== 'vary'),

@@ -4,7 +4,7 @@ import { cli } from '../support/cli.js';
 import { postPlant, send } from '../support/http.js';
 import { pollUntil } from '../support/poll.js';
 import { assertCreatedOnce, raceCreate } from '../support/race.js';
-import { newToken, startServers, type ServerProcess } from '../support/server.js';
+import { newToken, startPair, type ServerProcess } from '../support/server.js';
 import { createTestStore, postgresSql, suiteOptions, type TestStore } from '../support/stores.js';
 import { etagOf } from '../../src/domain/plant-write.js';
 import { postgresMigrations } from '../../src/store/postgres/migrations.js';
@@ -21,10 +21,7 @@ describe('two instances on one PostgreSQL database', suiteOptions('postgres'), (
   before(async () => {
     db = createTestStore('postgres');
     // Started together on an empty schema with the same PLANT_STORE_TOKEN, as a deployment would.
-    [a, b] = (await startServers([
-      { databaseUrl: db.databaseUrl, token },
-      { databaseUrl: db.databaseUrl, token },
-    ])) as [ServerProcess, ServerProcess];
+    [a, b] = await startPair(db.databaseUrl, token);
   });
   after(async () => {
     await Promise.all([a?.dispose(), b?.dispose()]);

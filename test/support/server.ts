@@ -136,3 +136,11 @@ export async function startServers(options: StartOptions[]): Promise<ServerProce
   await Promise.all(started.map((s) => s.status === 'fulfilled' && s.value.dispose()));
   throw failed.reason;
 }
+
+/** Two instances of one store, started together with the same bootstrap token, as a deployment would. */
+export async function startPair(databaseUrl: string, token: string): Promise<[ServerProcess, ServerProcess]> {
+  return (await startServers([
+    { databaseUrl, token },
+    { databaseUrl, token },
+  ])) as [ServerProcess, ServerProcess];
+}

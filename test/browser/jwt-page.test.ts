@@ -7,23 +7,17 @@
 // page shows. SQLite only: CORS and tickets are the same on both stores (test/http/cors.test.ts,
 // test/http/change-tickets.test.ts run both); here the browser is the subject.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser } from '../support/chromium.js';
 import * as idp from '../support/identity-provider.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { jwtPage } from './jwt-page.js';
+import { servePage } from './page-origin.js';
 
 /** Requests per token in the window: the page's first six pass, and its flood soon meets a 429. */
 const LIMIT = 10;
-
-async function servePage(html: () => string): Promise<{ server: Server; origin: string }> {
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html()));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
 
 describe("a page on its own origin, signed in with an identity provider's token", { skip: skipWithoutChromium }, () => {
   if (failWithoutChromium()) return;

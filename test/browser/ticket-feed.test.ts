@@ -5,8 +5,7 @@
 // ticket and opens again; every change arrives once, in order, and no Authorization ever goes in
 // a URL.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { TICKET_TTL_MS } from '../../src/domain/ticket.js';
@@ -15,19 +14,19 @@ import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser 
 import { postPlant } from '../support/http.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { followPage as page } from './follow-page.js';
+import { servePage } from './page-origin.js';
 
 describe('a page on its own origin follows the store with stream tickets', { skip: skipWithoutChromium }, () => {
   if (failWithoutChromium()) return;
   let pages: Server;
+  let origin = '';
   let app: TestApp;
   let api: string;
   let browser: Browser;
   let tab: Page;
 
   before(async () => {
-    pages = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(page(api)));
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-    const origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+    ({ server: pages, origin } = await servePage(() => page(api)));
     app = await buildTestApp({ env: { CORS_ORIGINS: origin }, logs: true });
     api = await app.listen();
     browser = await launchChromium();
@@ -40,10 +39,7 @@ describe('a page on its own origin follows the store with stream tickets', { ski
   });
 
   it('lets a page of an origin not on the list do none of it', async () => {
-    const other = createServer((_req, res) =>
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<title>x</title>'),
-    );
-    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const other = await servePage(() => '<title>x</title>');
     try {
       const made = (await app
         .inject({
@@ -52,7 +48,7 @@ describe('a page on its own origin follows the store with stream tickets', { ski
           headers: { authorization: `Bearer ${app.token}` },
         })
         .then((r) => r.json)) as { ticket: string };
-      await tab.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`);
+      await tab.goto(`${other.origin}/`);
       const tried = await tab.evaluate(
         async ([base, token, ticket]) => {
           const fetched = await fetch(`${base}/plants/changes/tickets`, {
@@ -77,7 +73,7 @@ describe('a page on its own origin follows the store with stream tickets', { ski
       assert.match(tried.fetched, /^refused: TypeError/);
       assert.equal(tried.streamed, 'failed');
     } finally {
-      other.close();
+      other.server.close();
     }
   });
 
@@ -95,7 +91,7 @@ describe('a page on its own origin follows the store with stream tickets', { ski
       const body = JSON.stringify({ ...(await real.json()), ticket: old.ticket });
       await route.fulfill({ response: real, body });
     });
-    await tab.goto(`http://127.0.0.1:${(pages.address() as AddressInfo).port}/`);
+    await tab.goto(`${origin}/`);
     await tab.evaluate(`follow(${JSON.stringify(app.token)})`);
     await tab.waitForFunction('window.opened === 1', undefined, { timeout: 10_000 });
     assert.equal(handed, 2, 'the expired ticket was refused and a second one asked for');

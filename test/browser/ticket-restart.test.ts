@@ -4,8 +4,7 @@
 // and every change arrives once, in order. The process is the subject: it is spawned.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +13,7 @@ import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser 
 import { postPlant, send } from '../support/http.js';
 import { startServer, type ServerProcess } from '../support/server.js';
 import { followPage } from './follow-page.js';
+import { servePage } from './page-origin.js';
 
 describe('a page follows the store with one ticket through a server restart', { skip: skipWithoutChromium }, () => {
   if (failWithoutChromium()) return;
@@ -26,11 +26,7 @@ describe('a page follows the store with one ticket through a server restart', { 
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'plant-store-ticket-restart-'));
-    pages = createServer((_req, res) =>
-      res.writeHead(200, { 'content-type': 'text/html' }).end(followPage(server.url)),
-    );
-    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+    ({ server: pages, origin } = await servePage(() => followPage(server.url)));
     server = await startServer({ dataDir: dir, env: { CORS_ORIGINS: origin } });
     browser = await launchChromium();
     tab = browser.page;

@@ -4,6 +4,11 @@ import { readAfter, type Feed } from './read.js';
 
 /** A comment line at least this often keeps proxies from closing an idle stream (the product says 15 s). */
 export const HEARTBEAT_MS = 10_000;
+/**
+ * The streams take their keep-alives in this many turns over HEARTBEAT_MS, each stream in its own:
+ * 10,000 written in one turn held every request and every change behind them for 150 ms.
+ */
+const HEARTBEAT_SLOTS = 10;
 /** How often the credentials of open streams are checked again: revoked or expired, closed within a second. */
 export const RECHECK_MS = 250;
 /** A stream whose reader leaves this much unread is closed: its reader resumes with Last-Event-ID. */
@@ -19,6 +24,15 @@ export const STALL_MS = 5_000;
  * each stream gets one write of every change of the moment, not one per change.
  */
 const FLUSH_MS = 15;
+/**
+ * The next flush also waits as long as the last one took (times PACE), up to MAX_PACE_MS: a write
+ * to a stream costs the same socket call whether it carries one change or ten, so with 1,000
+ * streams following every change at 200 writes a second, flushing every FLUSH_MS kept the serving
+ * thread writing to sockets most of the time. Paced, the fan-out takes at most about half of it,
+ * and a change reaches the streams a flush's length later.
+ */
+const PACE = 1;
+const MAX_PACE_MS = 100;
 /** Changes written per read of the store, for a stream behind what the hub holds in memory. */
 const BATCH = 500;
 
@@ -140,6 +154,8 @@ interface Stream {
   /** Reading the store (behind the hub's memory) or waiting for its reader: the flush leaves it. */
   busy: boolean;
   closed: boolean;
+  /** The turn of the keep-alives it takes its own in (HEARTBEAT_SLOTS). */
+  slot: number;
 }
 
 export interface StreamOptions {
@@ -199,6 +215,12 @@ export class ChangeStreams {
   private readonly stopFollowing: () => void;
   private readonly stopResets: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
+  /** How long the last flush took, its socket writes included (PACE). */
+  private lastFlushMs = 0;
+  /** The keep-alives' turn: each stream takes its own every HEARTBEAT_SLOTS of them. */
+  private heartbeatTurn = 0;
+  /** The slot the next stream opened takes. */
+  private nextSlot = 0;
   private checking = false;
   /** The last catch-up read in turn (inTurn), and the turn of the event loop after it. */
   private catchingUp: Promise<unknown> = Promise.resolve();
@@ -212,7 +234,7 @@ export class ChangeStreams {
     private readonly options: StreamOptions,
   ) {
     this.timers = [
-      setInterval(() => this.heartbeat(), HEARTBEAT_MS),
+      setInterval(() => this.heartbeat(), HEARTBEAT_MS / HEARTBEAT_SLOTS),
       setInterval(() => void this.recheck(), RECHECK_MS),
     ];
     for (const t of this.timers) t.unref();
@@ -290,7 +312,19 @@ export class ChangeStreams {
     const unfollow = this.feed.hub.follow();
     const filterKey =
       filter.id !== undefined ? `id ${filter.id}` : filter.tags ? `tags ${JSON.stringify(filter.tags)}` : '';
-    const stream: Stream = { place, sink, unfollow, filter, filterKey, after, told: after, busy: false, closed: false };
+    const slot = (this.nextSlot = (this.nextSlot + 1) % HEARTBEAT_SLOTS);
+    const stream: Stream = {
+      place,
+      sink,
+      unfollow,
+      filter,
+      filterKey,
+      after,
+      told: after,
+      busy: false,
+      closed: false,
+      slot,
+    };
     place.stream = stream;
     this.streams.add(stream);
     this.scheduleFlush();
@@ -329,10 +363,16 @@ export class ChangeStreams {
   }
 
   private scheduleFlush(): void {
-    this.flushTimer ??= setTimeout(() => {
-      this.flushTimer = undefined;
-      this.flush();
-    }, FLUSH_MS);
+    this.flushTimer ??= setTimeout(
+      () => {
+        this.flushTimer = undefined;
+        const started = performance.now();
+        this.flush();
+        // The sockets are written when Node uncorks them, in ticks queued by the writes: after them.
+        process.nextTick(() => (this.lastFlushMs = performance.now() - started));
+      },
+      FLUSH_MS + Math.min(MAX_PACE_MS, PACE * this.lastFlushMs),
+    );
   }
 
   /**
@@ -486,8 +526,9 @@ export class ChangeStreams {
    */
   private heartbeat(): void {
     const { heartbeat, bookmark } = this.options.framing;
+    const turn = (this.heartbeatTurn = (this.heartbeatTurn + 1) % HEARTBEAT_SLOTS);
     for (const s of this.streams) {
-      if (s.busy) continue;
+      if (s.busy || s.slot !== turn) continue;
       const moved = s.after > s.told;
       if (moved) s.told = s.after;
       this.write(s, moved ? heartbeat + bookmark(s.after) : heartbeat);

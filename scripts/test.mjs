@@ -106,6 +106,7 @@ const SECONDS = {
   'test/http/change-stream-catch-up.test.ts': 7,
   'test/browser/client.test.ts': 7,
   'test/browser/ticket-restart.test.ts': 7,
+  'test/browser/jwt-follow.test.ts': 10,
   'test/browser/change-feed.test.ts': 7,
   'test/http/plants-read-write.test.ts': 6,
   'test/log/output.test.ts': 6,

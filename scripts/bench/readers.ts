@@ -20,14 +20,23 @@ export class Readers {
   told = 0;
   /** Opens answered 503 (the server's overload guard) and tried again after Retry-After, as EventSource would. */
   refusals = 0;
+  /** Streams opened with an `origin` header whose answer allowed that origin (CORS). */
+  allowed = 0;
 
-  /** Opens `streams` streams of GET /plants/changes`query`. */
-  async open(url: string, token: string, streams: number, query = ''): Promise<number> {
-    const opened = await this.ask<{ streams: number; refusals: number }>(
-      { open: { url, token, streams, query } },
+  /** Opens `streams` streams of GET /plants/changes`query`, with `headers` besides the token. */
+  async open(
+    url: string,
+    token: string,
+    streams: number,
+    query = '',
+    headers?: Record<string, string>,
+  ): Promise<number> {
+    const opened = await this.ask<{ streams: number; refusals: number; allowed: number }>(
+      { open: { url, token, streams, query, ...(headers && { headers }) } },
       'opened',
     );
     this.refusals += opened.refusals;
+    this.allowed += opened.allowed;
     return opened.streams;
   }
 

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Histogram, SseIds } from './sse.js';
 
 export type ReaderCommand =
-  | { open: { url: string; token: string; streams: number; query: string } }
+  | { open: { url: string; token: string; streams: number; query: string; headers?: Record<string, string> } }
   | { answered: [position: number, at: number][] }
   | { report: { expect: number } }
   | { close: true };
@@ -57,11 +57,13 @@ class Refused extends Error {
 
 /** 503s waited out while opening streams (the server's overload guard, as a burst of opens can trip it). */
 let refusals = 0;
+/** Streams opened with an Origin whose answer allowed it (Access-Control-Allow-Origin): the CORS section's. */
+let allowed = 0;
 
-async function openOne(url: string, token: string, query: string): Promise<IncomingMessage> {
+async function openOne(url: string, token: string, query: string, headers = {}): Promise<IncomingMessage> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await tryOne(url, token, query);
+      return await tryOne(url, token, query, headers);
     } catch (err) {
       if (!(err instanceof Refused) || attempt === 30) throw err;
       refusals++;
@@ -70,11 +72,11 @@ async function openOne(url: string, token: string, query: string): Promise<Incom
   }
 }
 
-function tryOne(url: string, token: string, query: string): Promise<IncomingMessage> {
+function tryOne(url: string, token: string, query: string, headers: Record<string, string>): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const req = request(`${url}/plants/changes${query}`, {
       agent: false,
-      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+      headers: { ...headers, authorization: `Bearer ${token}`, accept: 'text/event-stream' },
     });
     req.on('response', (res) => {
       if (res.statusCode !== 200) {
@@ -90,6 +92,7 @@ function tryOne(url: string, token: string, query: string): Promise<IncomingMess
         });
         return;
       }
+      if (headers.origin !== undefined && res.headers['access-control-allow-origin'] === headers.origin) allowed++;
       const ids = new SseIds();
       res.setEncoding('latin1');
       res.on('data', (chunk: string) => {
@@ -108,14 +111,15 @@ function tryOne(url: string, token: string, query: string): Promise<IncomingMess
 process.on('message', (m: ReaderCommand) => {
   void (async () => {
     if ('open' in m) {
-      const { url, token, streams: n, query } = m.open;
+      const { url, token, streams: n, query, headers } = m.open;
       // In batches: a thousand connections at once would overflow the server's listen backlog.
       for (let i = 0; i < n; i += 100) {
-        const batch = Array.from({ length: Math.min(100, n - i) }, () => openOne(url, token, query));
+        const batch = Array.from({ length: Math.min(100, n - i) }, () => openOne(url, token, query, headers));
         streams.push(...(await Promise.all(batch)));
       }
-      send({ opened: { streams: streams.length, refusals } });
+      send({ opened: { streams: streams.length, refusals, allowed } });
       refusals = 0;
+      allowed = 0;
     } else if ('answered' in m) {
       for (const [position, at] of m.answered) {
         answered.set(position, at);

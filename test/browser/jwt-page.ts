@@ -6,11 +6,14 @@ import { followPage } from './follow-page.js';
 /**
  * The token comes in the URL's fragment (`#access_token=…&id=…`), as an identity provider's
  * redirect hands it to a page. A `ticket` there too is opened with EventSource as it is, to see
- * a page of an origin not on the list refused even a good ticket.
+ * a page of an origin not on the list refused even a good ticket. "Follow" only follows, each
+ * ticket made with a token the page renews from its identity provider (`window.renewToken`, which
+ * the test gives it), as a page whose tokens expire does.
  */
 export const jwtPage = (api: string): string =>
   `${followPage(api)}
 <button>Run</button>
+<button>Follow</button>
 <ol aria-label="calls"></ol>
 <ol aria-label="changes"></ol>
 <p role="status"></p>
@@ -74,5 +77,7 @@ export const jwtPage = (api: string): string =>
     }
     document.querySelector('[role="status"]').textContent = 'done';
   }
-  document.querySelector('button').onclick = run;
+  const [runButton, followButton] = document.querySelectorAll('button');
+  runButton.onclick = run;
+  followButton.onclick = () => follow(() => window.renewToken());
 </script>`;

@@ -3,7 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { guardedLookup, nonPublicReason } from './address-guard.js';
 import { parseRetryAfter } from './retry-after.js';
 
-// Not ESM imports, whose facade would load undici at start: see src/http/error-body.ts.
+// Not ESM imports, whose facade would load undici at start: see src/http/errors/error-body.ts.
 const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
 

@@ -39,7 +39,7 @@ const BATCH = 500;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Where a stream's events go: the edge's response (http/change-streams.ts). The fan-out hands it
+ * Where a stream's events go: the edge's response (http/streams/change-streams.ts). The fan-out hands it
  * bytes and watches how many its reader has left unread; it knows nothing of the protocol.
  */
 export interface Sink {

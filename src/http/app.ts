@@ -1,10 +1,10 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Services } from '../services.js';
 import { validationError } from '../openapi/validation.js';
-import { clientErrorHandler, refuseConnect } from './client-errors.js';
-import { errorHandler } from './error-handler.js';
-import { answerExpect } from './expect.js';
-import { guardConnections } from './connections.js';
+import { clientErrorHandler, refuseConnect } from './errors/client-errors.js';
+import { errorHandler } from './errors/error-handler.js';
+import { answerExpect } from './connections/expect.js';
+import { guardConnections } from './connections/connections.js';
 import { metricsListenerPlugin } from './metrics-server.js';
 import { authPlugin } from './plugins/auth.js';
 import { contractPlugin } from './plugins/contract.js';
@@ -13,7 +13,7 @@ import { registerJsonBody } from './plugins/json-body.js';
 import { lifecyclePlugin } from './plugins/lifecycle.js';
 import { registerOverloadGuard } from './plugins/overload.js';
 import { logRequest, requestLogPlugin } from './plugins/request-log.js';
-import { requestId } from './request-id.js';
+import { requestId } from './connections/request-id.js';
 import { RequestLogger } from './request-logger.js';
 import { consoleRoutes } from './routes/console.js';
 import { docsRoutes } from './routes/docs.js';
@@ -21,7 +21,7 @@ import { operationsRoutes } from './routes/operations.js';
 import { plantRoutes } from './routes/plants.js';
 import { changeRoutes } from './routes/changes.js';
 import { ticketRoutes } from './routes/tickets.js';
-import { changeStreams } from './change-streams-of.js';
+import { changeStreams } from './streams/change-streams-of.js';
 
 /**
  * The HTTP service over the services: small named plugins (logging, life cycle, the bearer

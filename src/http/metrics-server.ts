@@ -4,15 +4,15 @@ import type { AddressInfo } from 'node:net';
 import fp from 'fastify-plugin';
 import type { Registry } from 'prom-client';
 import { failedPrecondition, type FailedPrecondition } from '../domain/preconditions.js';
-import { refusalWithoutEtag } from './conditional-untagged.js';
-import { preconditions } from './conditional.js';
-import { guardConnections, IN_PROCESS_PER_CONNECTION } from './connections.js';
-import { clientErrorHandler, refuseConnect } from './client-errors.js';
-import { writeError } from './error-body.js';
-import { answerExpect } from './expect.js';
-import { declaresBody, hostProblem } from './header-checks.js';
-import { HttpError } from './http-error.js';
-import { requestId } from './request-id.js';
+import { refusalWithoutEtag } from './headers/conditional-untagged.js';
+import { preconditions } from './headers/conditional.js';
+import { guardConnections, IN_PROCESS_PER_CONNECTION } from './connections/connections.js';
+import { clientErrorHandler, refuseConnect } from './errors/client-errors.js';
+import { writeError } from './errors/error-body.js';
+import { answerExpect } from './connections/expect.js';
+import { declaresBody, hostProblem } from './headers/header-checks.js';
+import { HttpError } from './errors/http-error.js';
+import { requestId } from './connections/request-id.js';
 
 // Not an ESM import, whose facade would load undici at start: see error-body.ts.
 const { createServer } = process.getBuiltinModule('node:http');

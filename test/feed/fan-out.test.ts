@@ -32,7 +32,7 @@ async function fanOut(log: ReturnType<typeof memoryLog>) {
   await hub.start();
   const feed = {
     hub,
-    reads: () => Promise.resolve(log.changeLog),
+    reads: () => Promise.resolve({ changes: log.changeLog }),
     plantsAsOf: () => Promise.reject(new Error('none')),
   };
   const framing = {

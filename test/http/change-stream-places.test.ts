@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { REFUSED_GRACE_MS } from '../../src/http/connections.js';
+import { REFUSED_GRACE_MS } from '../../src/http/connections/connections.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { postPlant } from '../support/http.js';

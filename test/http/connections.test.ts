@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { LINGER_MS } from '../../src/http/connections.js';
+import { LINGER_MS } from '../../src/http/connections/connections.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { assertConforms, rawResponse } from '../support/http.js';
 import { open, type Conn } from '../support/raw-connection.js';

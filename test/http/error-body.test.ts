@@ -1,4 +1,4 @@
-// The one Error body (src/http/error-body.ts) in each form it leaves in: the object Fastify
+// The one Error body (src/http/errors/error-body.ts) in each form it leaves in: the object Fastify
 // serialises, a Node response, and the raw bytes written to a socket; and a bug's 500, the one
 // answer of the error handler no other test reaches.
 import { after, before, describe, it } from 'node:test';
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, get, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
-import { errorBody, rawErrorResponse, writeError } from '../../src/http/error-body.js';
+import { errorBody, rawErrorResponse, writeError } from '../../src/http/errors/error-body.js';
 import type { Store } from '../../src/store/store.js';
 import { openStore } from '../../src/store/open-store.js';
 import { buildTestApp, type TestApp } from '../helper.js';

@@ -3,7 +3,7 @@
 // a client that prefers the page gets the page.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { prefersEventStream } from '../../src/http/negotiate.js';
+import { prefersEventStream } from '../../src/http/headers/negotiate.js';
 import { useTestApp } from '../helper.js';
 import { requests } from '../support/changes.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '../http-error.js';
+import { HttpError } from '../errors/http-error.js';
 
 /** A route handler, as Fastify calls it (its request and reply typed by the route). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -11,10 +11,10 @@ import type { Config } from '../../config/config.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { verifyTicket } from '../../auth/verify-ticket.js';
-import { repeated } from '../header-checks.js';
-import { prefersEventStream } from '../negotiate.js';
+import { repeated } from '../headers/header-checks.js';
+import { prefersEventStream } from '../headers/negotiate.js';
 import { routeOf } from '../route-of.js';
-import { HttpError } from '../http-error.js';
+import { HttpError } from '../errors/http-error.js';
 import { registerRateLimits } from './rate-limit.js';
 
 declare module 'fastify' {

@@ -17,10 +17,10 @@ import type { ApiDocument } from '../../openapi/document.js';
 import type { OperationId, OperationInput } from '../../openapi/operation-types.js';
 import { parametersSchema, requestSchema } from '../../openapi/request-schema.js';
 import { createAjv } from '../../openapi/validation.js';
-import { answerWithoutEtag, checkWithoutEtag } from '../conditional-untagged.js';
-import { HttpError } from '../http-error.js';
+import { answerWithoutEtag, checkWithoutEtag } from '../headers/conditional-untagged.js';
+import { HttpError } from '../errors/http-error.js';
 import { atOnce } from './at-once.js';
-import { queryGuard } from '../query-parameters.js';
+import { queryGuard } from '../headers/query-parameters.js';
 import { requireContentType } from './json-body.js';
 
 export interface OperationOptions {

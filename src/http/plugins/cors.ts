@@ -6,8 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ApiDocument } from '../../openapi/document.js';
-import { HttpError } from '../http-error.js';
-import { addVary } from '../vary.js';
+import { HttpError } from '../errors/http-error.js';
+import { addVary } from '../headers/vary.js';
 
 /** The response headers a page reads (the rest of a response's are not shown to it without this). */
 export const EXPOSED_HEADERS = [

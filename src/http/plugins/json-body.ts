@@ -1,10 +1,10 @@
 import { routeOf } from '../route-of.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readJson, JsonReadError } from '../../json/read-json.js';
-import { bodyTooLarge } from '../error-handler.js';
-import { inviteBody } from '../expect.js';
-import { declaresBody, repeated } from '../header-checks.js';
-import { HttpError } from '../http-error.js';
+import { bodyTooLarge } from '../errors/error-handler.js';
+import { inviteBody } from '../connections/expect.js';
+import { declaresBody, repeated } from '../headers/header-checks.js';
+import { HttpError } from '../errors/http-error.js';
 
 /** The media types a request body may have: each operation takes one of them (the document says which). */
 const BODY_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];

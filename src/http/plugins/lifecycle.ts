@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { Dispatcher } from '../../events/dispatcher.js';
 import type { ChangeHub } from '../../feed/index.js';
-import { HttpError } from '../http-error.js';
+import { HttpError } from '../errors/http-error.js';
 
 /**
  * The app's life: once closing starts, new requests get 503 with `Connection: close` while the

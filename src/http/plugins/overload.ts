@@ -3,7 +3,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.js';
 import type { Store } from '../../store/store.js';
-import { HttpError } from '../http-error.js';
+import { HttpError } from '../errors/http-error.js';
 
 /** Routes that answer even under overload: probes must tell "busy" from "dead", operators must see why. */
 const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);

@@ -3,7 +3,7 @@ import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config/config.js';
-import { HttpError } from '../http-error.js';
+import { HttpError } from '../errors/http-error.js';
 import { namedRedisStore } from './rate-limit-keys.js';
 
 export type LimitKind = 'token' | 'auth_failure';

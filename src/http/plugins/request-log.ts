@@ -5,8 +5,8 @@ import { pino, type Logger } from 'pino';
 import { StoreUnavailableError } from '../../domain/errors.js';
 import { redactUrl } from '../../log.js';
 import { NO_ROUTE, type Metrics } from '../../metrics/metrics.js';
-import { hostProblem } from '../header-checks.js';
-import { HttpError } from '../http-error.js';
+import { hostProblem } from '../headers/header-checks.js';
+import { HttpError } from '../errors/http-error.js';
 import { RequestLogger } from '../request-logger.js';
 
 const { chindingsSym, streamSym } = pino.symbols;

@@ -11,10 +11,10 @@ import {
   type Feed,
   type PlantsAsOf,
 } from '../../feed/index.js';
-import { answerSnapshot, FeedResponse, sendSnapshot, SSE_PREAMBLE } from '../change-streams.js';
-import { prefersEventStream } from '../negotiate.js';
-import { addVary } from '../vary.js';
-import { positionHeader, readsAtLeast } from '../read-position.js';
+import { answerSnapshot, FeedResponse, sendSnapshot, SSE_PREAMBLE } from '../streams/change-streams.js';
+import { prefersEventStream } from '../headers/negotiate.js';
+import { addVary } from '../headers/vary.js';
+import { positionHeader, readsAtLeast } from '../headers/read-position.js';
 
 /** The next page's link repeats the filters, so following it keeps them. */
 function nextLink(query: ChangesInput, after: bigint): string {

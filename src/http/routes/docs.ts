@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { HttpError } from '../http-error.js';
+import { HttpError } from '../errors/http-error.js';
 import { PAGE_SCRIPT } from './docs-script.js';
 
 /**

@@ -7,8 +7,8 @@ import { deletePlant, patchPlant, replacePlant, type PlantChanged } from '../../
 import { createPlant } from '../../use-cases/create-plant.js';
 import { getPlant, listPlants, type PlantListInput } from '../../use-cases/read-plants.js';
 import { writeBatch } from '../../use-cases/write-batch.js';
-import { preconditions } from '../conditional.js';
-import { readsAtLeast } from '../read-position.js';
+import { preconditions } from '../headers/conditional.js';
+import { readsAtLeast } from '../headers/read-position.js';
 import type { OperationRoute } from '../plugins/contract.js';
 
 /**

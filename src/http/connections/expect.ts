@@ -2,7 +2,7 @@
 // `100 Continue` at once, before anything of the request is checked, and its 417 has no body.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { writeError } from './error-body.js';
+import { writeError } from '../errors/error-body.js';
 
 /** Requests that asked for `100 Continue` (Expect: 100-continue) and have not been given it yet. */
 const awaitingContinue = new WeakSet<IncomingMessage>();

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { InvalidInputError } from '../domain/errors.js';
-import { INT64_MAX } from '../domain/int64.js';
+import { InvalidInputError } from '../../domain/errors.js';
+import { INT64_MAX } from '../../domain/int64.js';
 
 /**
  * A position header's value (up to 19 digits, as the contract checked them) as a position: the

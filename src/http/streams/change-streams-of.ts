@@ -1,9 +1,9 @@
 import { Gauge } from 'prom-client';
-import { requireScope, verifyBearer } from '../auth/verify-bearer.js';
-import { verifyTicket } from '../auth/verify-ticket.js';
-import { TICKET_PREFIX } from '../domain/ticket.js';
-import type { Services } from '../services.js';
-import { ChangeStreams } from '../feed/index.js';
+import { requireScope, verifyBearer } from '../../auth/verify-bearer.js';
+import { verifyTicket } from '../../auth/verify-ticket.js';
+import { TICKET_PREFIX } from '../../domain/ticket.js';
+import type { Services } from '../../services.js';
+import { ChangeStreams } from '../../feed/index.js';
 import { sseFraming } from './change-streams.js';
 
 /**

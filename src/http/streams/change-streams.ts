@@ -1,9 +1,9 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
-import { plantPasses, type Change, type ChangeFilter } from '../domain/change.js';
-import { plantJson, type PlantRecord } from '../domain/plant.js';
-import type { Client, Framing, PlantsAsOf, Sink } from '../feed/index.js';
-import { answersLate } from './connections.js';
+import { plantPasses, type Change, type ChangeFilter } from '../../domain/change.js';
+import { plantJson, type PlantRecord } from '../../domain/plant.js';
+import type { Client, Framing, PlantsAsOf, Sink } from '../../feed/index.js';
+import { answersLate } from '../connections/connections.js';
 
 /** A change as a Server-Sent Event: its position is the event's id, its type the event's name. */
 export const sseFraming: Framing = {

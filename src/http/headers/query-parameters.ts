@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { JsonObject, Operation } from '../openapi/document.js';
-import { HttpError } from './http-error.js';
+import type { JsonObject, Operation } from '../../openapi/document.js';
+import { HttpError } from '../errors/http-error.js';
 
 /**
  * A preValidation hook holding a request's query to what its operation declares, before the

@@ -3,7 +3,7 @@
 // connection is closed for good (closeAfter) because what follows on it cannot be trusted.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { closeAfter } from './connections.js';
+import { closeAfter } from '../connections/connections.js';
 import { rawErrorResponse } from './error-body.js';
 
 /**

@@ -1,4 +1,4 @@
-import { routeOf } from './route-of.js';
+import { routeOf } from '../route-of.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ConflictError,
@@ -9,7 +9,7 @@ import {
   PreconditionFailedError,
   UnauthenticatedError,
   UnavailableError,
-} from '../domain/errors.js';
+} from '../../domain/errors.js';
 import { errorBody } from './error-body.js';
 import { HttpError } from './http-error.js';
 

@@ -3,11 +3,11 @@
 // reference and the metrics. RFC 9110 13.1 has an origin server evaluate them on every request
 // that selects a representation, and such a representation exists and matches no entity tag:
 // `If-Match: *` and `If-None-Match: "…"` hold, `If-Match: "…"` and `If-None-Match: *` fail.
-import { routeOf } from './route-of.js';
+import { routeOf } from '../route-of.js';
 import type { FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify';
-import { failedPrecondition, type FailedPrecondition } from '../domain/preconditions.js';
+import { failedPrecondition, type FailedPrecondition } from '../../domain/preconditions.js';
 import { preconditions } from './conditional.js';
-import { HttpError } from './http-error.js';
+import { HttpError } from '../errors/http-error.js';
 
 /** A GET or HEAD whose conditions fail, answered once its handler has: the headers it had before. */
 const pending = new WeakMap<FastifyRequest, { failed: FailedPrecondition; before: Set<string> }>();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { looksLikeCredential } from '../log.js';
+import { looksLikeCredential } from '../../log.js';
 
 const VALID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -3,8 +3,8 @@
 // a change, refuse to change what it does not expect). What they ask goes to the domain's
 // `failedPrecondition` (domain/preconditions.ts), in the store's transaction for a write.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Preconditions, TagCondition } from '../domain/preconditions.js';
-import { HttpError } from './http-error.js';
+import type { Preconditions, TagCondition } from '../../domain/preconditions.js';
+import { HttpError } from '../errors/http-error.js';
 
 /**
  * One element of a `#entity-tag` list (RFC 9110 5.6.1, 8.8.3), read from where the previous one

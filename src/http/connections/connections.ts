@@ -4,7 +4,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { writeError } from './error-body.js';
+import { writeError } from '../errors/error-body.js';
 import { requestId } from './request-id.js';
 
 /**

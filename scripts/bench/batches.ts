@@ -37,6 +37,7 @@ function batchLoad(b: WriteBench, seconds = b.seconds, database = false) {
     headers: b.headers,
     seconds,
     connections: CONNECTIONS,
+    signature: false as const,
     next: () => {
       const ops: string[] = [];
       for (let i = 0; i < SIZE; i++)

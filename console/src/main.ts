@@ -1,19 +1,18 @@
 // The console's entry: sign in with a pasted token, then the plants view following the store.
 // A client of the public API only: every call is one of the document's operations, with the
 // token given, so the page can do what that token may do and nothing more.
-import type { BrowserFollower } from '../../src/client/follow-browser.js';
 import { byId, field, h, showAlert } from './dom.js';
 import { HealthView } from './health/view.js';
 import { ImportView } from './import/view.js';
-import { followStore } from './live.js';
+import { followStore, type Following } from './live.js';
 import { PlantList } from './plants/list.js';
-import { forget, open, refusal, save, saved } from './session.js';
+import { forget, noAnswer, open, refusal, save, saved } from './session.js';
 import { showViews } from './views.js';
 
 const main = byId('main');
 const signOut = byId<HTMLButtonElement>('sign-out');
 const live = byId('live');
-let follower: BrowserFollower | undefined;
+let follower: Following | undefined;
 let health: HealthView | undefined;
 
 function signInView(message = ''): void {
@@ -45,7 +44,8 @@ function signInView(message = ''): void {
 
 async function start(token: string): Promise<void> {
   const session = open(token);
-  const probe = await session.client.GET('/plants', { params: { query: { limit: 1 } } });
+  const probe = await session.client.GET('/plants', { params: { query: { limit: 1 } } }).catch(noAnswer);
+  if (typeof probe === 'string') return signInView(probe);
   if (probe.response.status === 401) {
     forget();
     return signInView(refusal(probe.response, probe.error));
@@ -60,7 +60,9 @@ async function start(token: string): Promise<void> {
     Import: new ImportView(session),
     Health: { element: health.element, shown: () => shown.start() },
   });
-  if (probe.error) return showAlert(refusal(probe.response, probe.error));
+  // A token that may not read plants has no list to show; any other refusal (a 503, a 429) is
+  // passing: the list tells it, and the live list and a click on Filter try again.
+  if (probe.response.status === 403) return showAlert(refusal(probe.response, probe.error));
   await list.load(undefined);
   follower = followStore(session, list, live);
 }

@@ -34,5 +34,26 @@ export function refusal(response: Response, body: unknown): string {
     if (scope) return `Your token may not do this: it lacks the scope ${scope}.`;
   }
   if (response.status === 401) return 'The API does not accept this token (unknown, expired or revoked).';
-  return `${message} (${response.status})`;
+  // A 429 or 503 says when to come back: the user is told, rather than left to guess and click.
+  const retry = response.headers.get('retry-after');
+  return `${message} (${response.status})${retry && /^\d+$/.test(retry) ? `: try again in ${retry} s.` : ''}`;
+}
+
+/**
+ * What to tell the user of an action (resolving to a refusal's message, or nothing): also when
+ * its request got no answer at all (the network or the server is down), where fetch rejects and
+ * the action would otherwise end with nothing shown.
+ */
+export async function told(action: () => Promise<string | undefined | void>): Promise<string | undefined> {
+  try {
+    return (await action()) ?? undefined;
+  } catch (err) {
+    return noAnswer(err);
+  }
+}
+
+/** The message of a request that got no answer: fetch's rejection (Chromium's is "Failed to fetch"). */
+export function noAnswer(err: unknown): string {
+  const reason = err instanceof Error ? err.message : String(err);
+  return `The store did not answer (${reason}): check the connection, then try again.`;
 }

@@ -2,6 +2,7 @@
 // side, in the same dialog, and the two ways out.
 import type { NewPlant, Plant } from '../../../src/client/index.js';
 import { h } from '../dom.js';
+import { told } from '../session.js';
 
 export interface Choices {
   /** Send mine again, against their ETag; resolves to a message when that fails too. */
@@ -24,7 +25,7 @@ export function showConflict(dialog: HTMLDialogElement, mine: Plant, theirs: New
   const keep = h('button', { type: 'button' }, 'Keep mine');
   keep.addEventListener('click', async () => {
     keep.disabled = true;
-    error.textContent = (await choices.keepMine()) ?? '';
+    error.textContent = (await told(choices.keepMine)) ?? '';
     keep.disabled = false;
   });
   const heading = dialog.querySelector('h2')!;

@@ -3,7 +3,7 @@
 // versions side by side and the user keeps theirs (sent against the other's ETag) or takes the other.
 import type { NewPlant, Plant } from '../../../src/client/index.js';
 import { field, h, modal } from '../dom.js';
-import { refusal, type Session } from '../session.js';
+import { refusal, told, type Session } from '../session.js';
 import { showConflict } from './conflict.js';
 
 /** What a dialog tells the list once the store has the change. */
@@ -29,7 +29,7 @@ function form(
       onsubmit: async (e: Event) => {
         e.preventDefault();
         submit.disabled = true;
-        error.textContent = (await save()) ?? '';
+        error.textContent = (await told(save)) ?? '';
         submit.disabled = false;
       },
     },
@@ -55,7 +55,7 @@ export function createPlant(session: Session, saved: Saved): void {
   form(dialog, [id.wrap, name.wrap, tag.wrap], async () => {
     const plant = { id: BigInt(id.input.value), ...plantOf(name.input, tag.input) };
     const { error, response } = await session.client.POST('/plants', { body: plant });
-    if (error) return refusal(response, error);
+    if (!response.ok) return refusal(response, error);
     dialog.close();
     saved(id.input.value, plant);
   });
@@ -68,7 +68,7 @@ const readPlant = (session: Session, id: string) =>
 /** Reads the plant (for its ETag), then edits it. */
 export async function editPlant(session: Session, id: string, saved: Saved): Promise<string | undefined> {
   const read = await readPlant(session, id);
-  if (read.error) return refusal(read.response, read.error);
+  if (!read.data) return refusal(read.response, read.error);
   let etag = read.response.headers.get('etag') ?? '';
   const dialog = modal(`Edit plant ${id}`);
   const name = field('Name', { name: 'name', autofocus: true, required: true, maxLength: 200, value: read.data.name });
@@ -80,13 +80,13 @@ export async function editPlant(session: Session, id: string, saved: Saved): Pro
       body: mine,
     });
     if (response.status === 412) return conflict(mine);
-    if (error) return refusal(response, error);
+    if (!data) return refusal(response, error);
     dialog.close();
     saved(id, { id: BigInt(id), ...data });
   };
   const conflict = async (mine: Plant): Promise<string | undefined> => {
     const theirs = await readPlant(session, id);
-    if (theirs.error) return refusal(theirs.response, theirs.error);
+    if (!theirs.data) return refusal(theirs.response, theirs.error);
     etag = theirs.response.headers.get('etag') ?? '';
     showConflict(dialog, mine, theirs.data, {
       keepMine: () => put(mine),
@@ -104,7 +104,7 @@ export function deletePlant(session: Session, plant: NewPlant, saved: Saved): vo
   const dialog = modal(`Delete ${plant.name}?`, h('p', {}, `Plant ${id} goes from the store.`));
   const remove = async () => {
     const { error, response } = await session.client.DELETE('/plants/{id}', { params: { path: { id: BigInt(id) } } });
-    if (error && response.status !== 404) return refusal(response, error);
+    if (!response.ok && response.status !== 404) return refusal(response, error);
     dialog.close();
     saved(id, undefined);
   };

@@ -5,7 +5,7 @@ import type { NewPlant } from '../../../src/client/index.js';
 import type { Change } from '../../../src/client/follow.js';
 import { nextQuery } from '../../../src/client/link.js';
 import { field, h, showAlert } from '../dom.js';
-import { refusal, type Session } from '../session.js';
+import { refusal, told, type Session } from '../session.js';
 import { createPlant, deletePlant, editPlant, type Saved } from './editor.js';
 import { onPage, passes, type Filters } from './rows.js';
 import { PlantTable } from './table.js';
@@ -26,10 +26,7 @@ export class PlantList {
 
   constructor(private readonly session: Session) {
     this.table = new PlantTable('plants-heading', {
-      edit: async (id) => {
-        const refused = await editPlant(session, id, this.saved);
-        if (refused) showAlert(refused);
-      },
+      edit: async (id) => showAlert((await told(() => editPlant(session, id, this.saved))) ?? ''),
       delete: (plant) => deletePlant(session, plant, this.saved),
     });
     this.element = h(
@@ -48,8 +45,15 @@ export class PlantList {
     );
   }
 
-  /** Shows the page after `after` (none: the first). */
+  /**
+   * Shows the page after `after` (none: the first), or tells in the page's alert why it cannot:
+   * the API's refusal (a 503, a 429 and when to try again) or no answer; the page shown stays.
+   */
   async load(after: string | undefined): Promise<void> {
+    showAlert((await told(() => this.read(after))) ?? '');
+  }
+
+  private async read(after: string | undefined): Promise<string | undefined> {
     const { tags, q } = this.filters;
     const query = {
       limit: PAGE_SIZE,
@@ -58,13 +62,17 @@ export class PlantList {
       ...(q !== '' && { q }),
     };
     const { data, error, response } = await this.session.client.GET('/plants', { params: { query } });
-    if (error) return showAlert(refusal(response, error));
-    showAlert();
+    if (!response.ok || !data) return refusal(response, error);
     this.after = after;
     this.nextAfter = new URLSearchParams(nextQuery(response.headers.get('link')) ?? '').get('after') ?? undefined;
     this.table.clear();
     for (const plant of data) this.table.put(plant);
     this.paged();
+  }
+
+  /** Shows this page again, as the store holds it now (the live stream could not say what changed). */
+  reload(): Promise<void> {
+    return this.load(this.after);
   }
 
   /** A change from the live stream: the row changes, comes or goes if it belongs to this page. */

@@ -5,7 +5,7 @@
 // that the store really is unavailable; the built server is spawned, so that it can be stopped.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { failWithoutChromium, launchChromium, skipWithoutChromium, type Browser } from '../support/chromium.js';
 import { cli } from '../support/cli.js';
 import { send } from '../support/http.js';
@@ -29,7 +29,7 @@ describe('the console when a request fails, in Chromium', { skip }, () => {
   let browser: Browser;
   let tab: ConsoleTab;
   let page: Page;
-  const alert = (p: Page, text: string | RegExp) => p.getByRole('alert').filter({ hasText: text });
+  const alert = (p: Page | Locator, text: string | RegExp) => p.getByRole('alert').filter({ hasText: text });
   const get = (path: string, token = server.token) =>
     send(server.url, { path, headers: { authorization: `Bearer ${token}` } });
 

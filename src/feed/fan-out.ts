@@ -24,15 +24,6 @@ export const STALL_MS = 5_000;
  * each stream gets one write of every change of the moment, not one per change.
  */
 const FLUSH_MS = 15;
-/**
- * The next flush also waits as long as the last one took (times PACE), up to MAX_PACE_MS: a write
- * to a stream costs the same socket call whether it carries one change or ten, so with 1,000
- * streams following every change at 200 writes a second, flushing every FLUSH_MS kept the serving
- * thread writing to sockets most of the time. Paced, the fan-out takes at most about half of it,
- * and a change reaches the streams a flush's length later.
- */
-const PACE = 1;
-const MAX_PACE_MS = 100;
 /** Changes written per read of the store, for a stream behind what the hub holds in memory. */
 const BATCH = 500;
 
@@ -215,8 +206,6 @@ export class ChangeStreams {
   private readonly stopFollowing: () => void;
   private readonly stopResets: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
-  /** How long the last flush took, its socket writes included (PACE). */
-  private lastFlushMs = 0;
   /** The keep-alives' turn: each stream takes its own every HEARTBEAT_SLOTS of them. */
   private heartbeatTurn = 0;
   /** The slot the next stream opened takes. */
@@ -363,16 +352,10 @@ export class ChangeStreams {
   }
 
   private scheduleFlush(): void {
-    this.flushTimer ??= setTimeout(
-      () => {
-        this.flushTimer = undefined;
-        const started = performance.now();
-        this.flush();
-        // The sockets are written when Node uncorks them, in ticks queued by the writes: after them.
-        process.nextTick(() => (this.lastFlushMs = performance.now() - started));
-      },
-      FLUSH_MS + Math.min(MAX_PACE_MS, PACE * this.lastFlushMs),
-    );
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush();
+    }, FLUSH_MS);
   }
 
   /**

@@ -17,8 +17,11 @@ export interface Principal {
    * `token:<hash>` for a managed token, `jwt:<sub>` for a JWT (its Redis key's last part).
    */
   limitKey: string;
-  /** A JWT's end (`exp`, with the clock tolerance): what it makes, a stream ticket, ends then too. */
-  acceptedUntil?: Date;
+  /**
+   * When the credential stops being accepted: a JWT's `exp` with the clock tolerance, a managed
+   * token's expiry. What it makes, a stream ticket, ends then too (and says so in its expiresAt).
+   */
+  acceptedUntil?: Date | undefined;
 }
 
 /** How bearer tokens are checked: managed tokens always; JWTs when JWT mode is on. */
@@ -75,7 +78,13 @@ export async function verifyBearer(token: string, verifiers: Verifiers): Promise
   if (!record) throw new UnauthenticatedError('the bearer token is not valid', true);
   if (record.revokedAt !== null) throw new UnauthenticatedError('the bearer token has been revoked', true);
   if (!isActive(record)) throw new UnauthenticatedError('the bearer token has expired', true);
-  return { kind: 'token', id: record.id, scopes: record.scopes, limitKey: `token:${hash}` };
+  return {
+    kind: 'token',
+    id: record.id,
+    scopes: record.scopes,
+    limitKey: `token:${hash}`,
+    acceptedUntil: record.expiresAt ?? undefined,
+  };
 }
 
 export function requireScope(principal: Principal, scope: string | undefined): void {

@@ -15,7 +15,7 @@ const refused = (why: string) => new UnauthenticatedError(why, true);
  */
 export async function verifyTicket(
   ticket: string,
-  { findTicket, findToken }: { findTicket: FindTicket; findToken: FindToken },
+  { findTicket, findToken, verifyJwt }: { findTicket: FindTicket; findToken: FindToken; verifyJwt?: unknown },
   opening: boolean,
   now = new Date(),
 ): Promise<Principal> {
@@ -25,6 +25,10 @@ export async function verifyTicket(
   if (!record) throw refused('the ticket is not valid');
   const expired = record.expiresAt <= now;
   if (record.tokenHash === null) {
+    // It has no more rights than the token that made it: where identity providers' tokens are not
+    // accepted (JWT mode off, on this instance or since the ticket was made), neither is it.
+    if (!verifyJwt)
+      throw refused("the ticket was made with an identity provider's token, which this server does not accept");
     if (expired) throw refused('the ticket has expired: get a new one with POST /plants/changes/tickets');
     return {
       kind: 'jwt',

@@ -50,14 +50,24 @@ describe('verifyTicket', () => {
     }
   });
 
+  // JWT mode on: a JWT verifier is there (never called: the ticket's record says what the JWT was).
+  const jwtMode = (ticket: Partial<TicketRecord>) => ({ ...lookups(ticket), verifyJwt: async () => assert.fail() });
+
   it("an identity provider's ticket keeps its subject and scopes, and its streams end with it", async () => {
     const jwt = { tokenHash: null, subject: 'alice', scopes: ['plants:read' as const] };
-    const p = await verifyTicket(TICKET, lookups(jwt), false, now);
+    const p = await verifyTicket(TICKET, jwtMode(jwt), false, now);
     assert.deepEqual(p, { kind: 'jwt', id: 'alice', scopes: ['plants:read'], limitKey: 'jwt:alice' });
     await assert.rejects(
-      verifyTicket(TICKET, lookups({ ...jwt, expiresAt: minutes(-1) }), false, now),
+      verifyTicket(TICKET, jwtMode({ ...jwt, expiresAt: minutes(-1) }), false, now),
       refused(/expired/),
     );
+  });
+
+  it("an identity provider's ticket opens and keeps nothing where JWT mode is off", async () => {
+    const jwt = { tokenHash: null, subject: 'alice', scopes: ['plants:read' as const] };
+    for (const opening of [true, false]) {
+      await assert.rejects(verifyTicket(TICKET, lookups(jwt), opening, now), refused(/does not accept/));
+    }
   });
 
   it('refuses an unknown or malformed ticket', async () => {

@@ -38,9 +38,22 @@ export async function verifyTicket(
     };
   }
   if (opening && expired) throw refused('the ticket has expired: get a new one with POST /plants/changes/tickets');
-  const token = await findToken(record.tokenHash);
+  return verifyTicketToken(record.tokenHash, { findToken }, now);
+}
+
+/**
+ * The principal of the managed token (by its hash) that made a ticket: a stream its ticket opened
+ * is checked again by this, not by the ticket, whose record is forgotten a day after it expires
+ * while the stream lives as long as the token.
+ */
+export async function verifyTicketToken(
+  tokenHash: string,
+  { findToken }: { findToken: FindToken },
+  now = new Date(),
+): Promise<Principal> {
+  const token = await findToken(tokenHash);
   if (!token) throw refused('the ticket is not valid');
   if (token.revokedAt !== null) throw refused('the token that made the ticket has been revoked');
   if (!isActive(token, now)) throw refused('the token that made the ticket has expired');
-  return { kind: 'token', id: token.id, scopes: token.scopes, limitKey: `token:${record.tokenHash}` };
+  return { kind: 'token', id: token.id, scopes: token.scopes, limitKey: `token:${tokenHash}` };
 }

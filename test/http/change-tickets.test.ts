@@ -4,9 +4,10 @@
 // second), never reaches the log; on PostgreSQL a ticket made by one instance opens a stream on
 // another.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { hashToken } from '../../src/domain/token.js';
-import { TICKET_TTL_MS } from '../../src/domain/ticket.js';
+import { TICKET_KEPT_MS, TICKET_TTL_MS } from '../../src/domain/ticket.js';
+import { RECHECK_MS } from '../../src/feed/index.js';
 import { createToken } from '../../src/use-cases/create-token.js';
 import { createTicket } from '../../src/use-cases/create-ticket.js';
 import { revokeToken } from '../../src/use-cases/revoke-token.js';
@@ -117,6 +118,40 @@ for (const kind of stores) {
       const { token } = await createToken(app.services.store, { name: 'metrics', scopes: ['metrics:read'] });
       assert.equal((await ticketFor(token)).status, 403);
       assert.equal((await app.inject({ method: 'POST', path: '/plants/changes/tickets' })).status, 401);
+    });
+
+    it('a stream lives as long as its token, after its ticket is forgotten a day past its expiry', async () => {
+      const { token, record } = await createToken(app.services.store, { name: 'long', scopes: ['plants:read'] });
+      const { ticket } = (await ticketFor(token)).json as { ticket: string };
+      const stream = await withTicket(ticket);
+      try {
+        assert.equal(stream.status, 200);
+        // A ticket made more than a day after this one expired forgets it, as any made then would.
+        mock.timers.enable({ apis: ['Date'], now: Date.now() + TICKET_TTL_MS + TICKET_KEPT_MS + 60_000 });
+        try {
+          await createTicket(app.services.store, { tokenHash: record.hash, subject: null, scopes: [] });
+        } finally {
+          mock.timers.reset();
+        }
+        assert.ok(!(await app.services.store.tokens.findTicket(hashToken(ticket))), 'its record is forgotten');
+        const early = await Promise.race([
+          stream.closed.then(() => true),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), 4 * RECHECK_MS)),
+        ]);
+        assert.equal(early, false, 'still open after four checks of its credential');
+        const written = await postPlant(base, app.token, '{"id":62,"name":"Fern"}');
+        const at = written.headers['change-position'] as string;
+        assert.ok(await pollUntil(async () => stream.events().some(([id]) => id === at), 2000), stream.text());
+        // Its token's revocation still closes it.
+        await revokeToken(app.services.store, record.id);
+        const closed = await Promise.race([
+          stream.closed.then(() => true),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), 2500)),
+        ]);
+        assert.ok(closed, 'closed within 2.5 s of the revocation');
+      } finally {
+        stream.close();
+      }
     });
   });
 }

@@ -12,6 +12,7 @@ import {
   type PlantsAsOf,
 } from '../../feed/index.js';
 import { answerSnapshot, FeedResponse, sendSnapshot, SSE_PREAMBLE } from '../streams/change-streams.js';
+import { ticketRecheck } from '../streams/change-streams-of.js';
 import { prefersEventStream } from '../headers/negotiate.js';
 import { addVary } from '../headers/vary.js';
 import { positionHeader, readsAtLeast } from '../headers/read-position.js';
@@ -39,8 +40,12 @@ export async function changeRoutes(
 
   // Places are shared by principal (one token, one JWT subject), never by the raw credential.
   const holderOf = (request: FastifyRequest) => request.principal?.limitKey ?? 'anonymous';
-  // A stream opened with a ticket is checked again by its ticket (the token that made it).
-  const credentialOf = (request: FastifyRequest) => request.ticket ?? bearerCredential(request.headers.authorization);
+  // A stream opened with a ticket is checked again by the token that made it (an identity
+  // provider's, by its ticket, which ends with it).
+  const credentialOf = (request: FastifyRequest) =>
+    request.ticket === undefined
+      ? bearerCredential(request.headers.authorization)
+      : ticketRecheck(request.ticket, request.principal);
 
   app.operation(
     'listChanges',

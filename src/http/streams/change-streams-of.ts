@@ -1,10 +1,22 @@
 import { Gauge } from 'prom-client';
-import { requireScope, verifyBearer } from '../../auth/verify-bearer.js';
-import { verifyTicket } from '../../auth/verify-ticket.js';
+import { requireScope, verifyBearer, type Principal } from '../../auth/verify-bearer.js';
+import { verifyTicket, verifyTicketToken } from '../../auth/verify-ticket.js';
 import { TICKET_PREFIX } from '../../domain/ticket.js';
 import type { Services } from '../../services.js';
 import { ChangeStreams } from '../../feed/index.js';
 import { sseFraming } from './change-streams.js';
+
+/**
+ * What a stream opened with a managed token's ticket is checked again by: the token's hash, after
+ * this prefix. A space is in no bearer credential or ticket a client can send, so no client
+ * credential reads as one.
+ */
+const TICKET_TOKEN = 'ticket-token ';
+
+/** What a stream opened with `ticket` is checked again by: its managed token, else the ticket itself. */
+export function ticketRecheck(ticket: string, principal: Principal | undefined): string {
+  return principal?.kind === 'token' ? TICKET_TOKEN + principal.limitKey.slice('token:'.length) : ticket;
+}
 
 /**
  * The change streams of the app: a stream stays open while its credential still grants
@@ -15,9 +27,11 @@ export function changeStreams({ config, feed, verifiers, metrics, log }: Service
     max: config.changesMaxStreams,
     verify: async (credential) =>
       requireScope(
-        credential.startsWith(TICKET_PREFIX)
-          ? await verifyTicket(credential, verifiers, false)
-          : await verifyBearer(credential, verifiers),
+        credential.startsWith(TICKET_TOKEN)
+          ? await verifyTicketToken(credential.slice(TICKET_TOKEN.length), verifiers)
+          : credential.startsWith(TICKET_PREFIX)
+            ? await verifyTicket(credential, verifiers, false)
+            : await verifyBearer(credential, verifiers),
         'plants:read',
       ),
     onError: (err) => log.warn({ err }, 'a change stream failed; it was closed (its reader resumes)'),

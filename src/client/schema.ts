@@ -1088,6 +1088,22 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A stream ticket (`ticket=`) in the query: it opens only the changes stream, and a credential in a query string is refused on every other operation, those that take no credential included. */
+        TicketElsewhere: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": 401,
+                 *       "message": "a ticket opens only the changes stream (GET /plants/changes?ticket=… with Accept: text/event-stream); send Authorization: Bearer <token>"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The credential lacks the scope the operation needs. */
         Forbidden: {
             headers: {
@@ -2121,6 +2137,7 @@ export interface operations {
             };
             304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["TicketElsewhere"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
@@ -2166,6 +2183,7 @@ export interface operations {
             };
             304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["TicketElsewhere"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
@@ -2218,6 +2236,7 @@ export interface operations {
             };
             304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["TicketElsewhere"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
@@ -2265,6 +2284,7 @@ export interface operations {
             };
             304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["TicketElsewhere"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
@@ -2321,6 +2341,7 @@ export interface operations {
             };
             304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["TicketElsewhere"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -2369,6 +2390,7 @@ export interface operations {
             };
             304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["TicketElsewhere"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
@@ -2425,6 +2447,7 @@ export interface operations {
             };
             304: components["responses"]["NotModifiedExists"];
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["TicketElsewhere"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];

@@ -67,6 +67,12 @@ for (const kind of stores) {
         ['GET', `/plants/changes?ticket=${ticket}`, 'application/json', 401],
         ['GET', `/plants?ticket=${ticket}`, 'application/json', 401],
         ['POST', `/plants/changes/tickets?ticket=${ticket}`, 'application/json', 401],
+        // Operations that take no credential at all refuse one in the query alike.
+        ['GET', `/healthz?ticket=${ticket}`, 'application/json', 401],
+        ['GET', `/readyz?ticket=${ticket}`, 'application/json', 401],
+        ['GET', `/openapi.json?ticket=${ticket}`, 'application/json', 401],
+        ['GET', `/docs?ticket=${ticket}`, 'text/html', 401],
+        ['GET', `/console?ticket=${ticket}`, 'text/html', 401],
       ] as const) {
         const r = await send(base, { method, path, headers: { accept } });
         assert.equal(r.status, status, path);

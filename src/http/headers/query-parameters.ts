@@ -1,12 +1,14 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { JsonObject, Operation } from '../../openapi/document.js';
 import { HttpError } from '../errors/http-error.js';
+import { ticketElsewhere } from '../plugins/auth.js';
 
 /**
  * A preValidation hook holding a request's query to what its operation declares, before the
  * schema checks the values:
  * - a parameter the document does not declare is refused, naming it, so that a client relying
- *   on a filter the operation does not have learns it instead of getting everything;
+ *   on a filter the operation does not have learns it instead of getting everything (a `ticket`,
+ *   on an operation that takes no credential, is 401 as on every other: plugins/auth.ts);
  * - an array parameter (`tag=a&tag=b`) is an array even when given once;
  * - any other parameter given more than once is refused rather than one of its values picked.
  */
@@ -22,6 +24,8 @@ export function queryGuard(op: Operation) {
     checkEncoding(request.url);
     const query = request.query as Record<string, string | string[]>;
     const unknown = Object.keys(query).filter((name) => !names.has(name));
+    // A ticket where none is taken is a credential in a query string, as on the other operations.
+    if (unknown.includes('ticket')) throw ticketElsewhere();
     if (unknown.length > 0) {
       const listed = unknown.map((n) => JSON.stringify(n.length > 40 ? `${n.slice(0, 40)}…` : n)).slice(0, 5);
       const noun = unknown.length === 1 ? 'query parameter' : 'query parameters';

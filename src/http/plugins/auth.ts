@@ -50,6 +50,14 @@ function ticketOf(request: FastifyRequest): string | undefined {
   return new URLSearchParams(url.slice(query)).get('ticket') ?? undefined;
 }
 
+/** A ticket anywhere but the changes stream, an operation without credentials included: 401. */
+export function ticketElsewhere(): UnauthenticatedError {
+  return new UnauthenticatedError(
+    'a ticket opens only the changes stream (GET /plants/changes?ticket=… with Accept: text/event-stream); send Authorization: Bearer <token>',
+    false,
+  );
+}
+
 /**
  * A ticket opens the changes stream and nothing else (a page's EventSource, which cannot send
  * Authorization): on any other request it is 401, as a credential in a query string is; beside
@@ -60,12 +68,7 @@ function refuseTicketHere(request: FastifyRequest): void {
     request.method === 'GET' &&
     routeOf(request).config.route === '/plants/changes' &&
     prefersEventStream(request.headers.accept);
-  if (!stream) {
-    throw new UnauthenticatedError(
-      'a ticket opens only the changes stream (GET /plants/changes?ticket=… with Accept: text/event-stream); send Authorization: Bearer <token>',
-      false,
-    );
-  }
+  if (!stream) throw ticketElsewhere();
   if (request.headers.authorization !== undefined) {
     throw new HttpError(400, 'send a ticket or Authorization, not both');
   }

@@ -1822,6 +1822,8 @@ export interface operations {
             /** @description The ticket, and when it stops opening streams. */
             201: {
                 headers: {
+                    /** @description `no-store`: the answer carries a credential, which no cache may keep. */
+                    "Cache-Control": "no-store";
                     "RateLimit-Limit": components["headers"]["RateLimitLimit"];
                     "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
                     "RateLimit-Reset": components["headers"]["RateLimitReset"];

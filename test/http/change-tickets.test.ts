@@ -41,6 +41,7 @@ for (const kind of stores) {
     it('gives a ticket that opens the stream without Authorization, kept only as its hash', async () => {
       const r = await ticketFor(app.token);
       assert.equal(r.status, 201);
+      assert.equal(r.headers['cache-control'], 'no-store', 'a credential no cache may keep');
       const { ticket, expiresAt } = r.json as { ticket: string; expiresAt: string };
       assert.match(ticket, /^pstt_[A-Za-z0-9_-]{43}$/);
       const left = Date.parse(expiresAt) - Date.now();

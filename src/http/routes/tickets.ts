@@ -16,6 +16,7 @@ export async function ticketRoutes(app: FastifyInstance, { store }: { store: Sto
   app.operation('createChangesTicket', async (request, reply) => {
     const principal = request.principal!;
     const { ticket, expiresAt } = await createTicket(store, holderOf(principal), Date.now(), principal.acceptedUntil);
-    return reply.code(201).send({ ticket, expiresAt: expiresAt.toISOString() });
+    // A credential: no cache, in the browser or between, may keep it.
+    return reply.code(201).header('cache-control', 'no-store').send({ ticket, expiresAt: expiresAt.toISOString() });
   });
 }

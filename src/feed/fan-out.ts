@@ -147,6 +147,21 @@ interface Stream {
   closed: boolean;
   /** The turn of the keep-alives it takes its own in (HEARTBEAT_SLOTS). */
   slot: number;
+  /** The group it waits in while nothing passes its filter: its position is the group's. */
+  parkedIn: Parked | undefined;
+}
+
+/**
+ * Streams with one filter, at one position, that the last flush found nothing to send: a flush
+ * moves them on together while nothing new passes their filter, instead of visiting each. 10,000
+ * streams of a tag nobody wrote were visited by every flush under a write load: a tenth of the
+ * serving thread.
+ */
+interface Parked {
+  key: string;
+  filter: ChangeFilter;
+  at: bigint;
+  streams: Set<Stream>;
 }
 
 export interface StreamOptions {
@@ -202,6 +217,10 @@ function sliceOf(
  */
 export class ChangeStreams {
   private readonly streams = new Set<Stream>();
+  /** The streams a flush visits: every stream but those parked. */
+  private readonly active = new Set<Stream>();
+  /** The parked streams' groups, by filter. */
+  private readonly parked = new Map<string, Parked>();
   private readonly timers: NodeJS.Timeout[];
   private readonly stopFollowing: () => void;
   private readonly stopResets: () => void;
@@ -313,9 +332,11 @@ export class ChangeStreams {
       busy: false,
       closed: false,
       slot,
+      parkedIn: undefined,
     };
     place.stream = stream;
     this.streams.add(stream);
+    this.active.add(stream);
     this.scheduleFlush();
   }
 
@@ -342,6 +363,12 @@ export class ChangeStreams {
     if (stream.closed) return;
     stream.closed = true;
     this.streams.delete(stream);
+    this.active.delete(stream);
+    const group = stream.parkedIn;
+    if (group) {
+      group.streams.delete(stream);
+      if (group.streams.size === 0) this.parked.delete(group.key);
+    }
     stream.unfollow();
     stream.place.release();
   }
@@ -375,7 +402,22 @@ export class ChangeStreams {
     let at: bigint | undefined;
     let recent: Change[] | undefined;
     let byFilter = new Map<string, Slice>();
-    for (const s of this.streams) {
+    for (const group of this.parked.values()) {
+      if (group.at >= upTo) continue;
+      const passed = hub.recent(group.at);
+      if (passed && !passed.some((c) => matches(c, group.filter))) {
+        group.at = upTo;
+        continue;
+      }
+      // Something for them, or the hub holds their position no more: each goes its own way again.
+      this.parked.delete(group.key);
+      for (const s of group.streams) {
+        s.after = group.at;
+        s.parkedIn = undefined;
+        this.active.add(s);
+      }
+    }
+    for (const s of this.active) {
       if (s.busy || s.after >= upTo) continue;
       if (s.after !== at) {
         at = s.after;
@@ -397,6 +439,7 @@ export class ChangeStreams {
       // Nothing passes its filter: every change up to `upTo` is passed over, with no more work.
       if (!slice.text) {
         s.after = upTo;
+        this.park(s);
         continue;
       }
       const room = this.room(s);
@@ -414,6 +457,18 @@ export class ChangeStreams {
       // Cut short by its bound: the rest follows once the reader has taken what it has.
       if (slice.through !== undefined && !s.busy) this.scheduleFlush();
     }
+  }
+
+  /** Parks a stream at `after` (the flush's end) with the others of its filter there. */
+  private park(s: Stream): void {
+    let group = this.parked.get(s.filterKey);
+    if (group === undefined) {
+      group = { key: s.filterKey, filter: s.filter, at: s.after, streams: new Set() };
+      this.parked.set(s.filterKey, group);
+    } else if (group.at !== s.after) return;
+    group.streams.add(s);
+    s.parkedIn = group;
+    this.active.delete(s);
   }
 
   /**
@@ -512,6 +567,7 @@ export class ChangeStreams {
     const turn = (this.heartbeatTurn = (this.heartbeatTurn + 1) % HEARTBEAT_SLOTS);
     for (const s of this.streams) {
       if (s.busy || s.slot !== turn) continue;
+      if (s.parkedIn) s.after = s.parkedIn.at;
       const moved = s.after > s.told;
       if (moved) s.told = s.after;
       this.write(s, moved ? heartbeat + bookmark(s.after) : heartbeat);

@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, it, mock } from 'node:test';
 import { ChangeHub, ChangeStreams, HEARTBEAT_MS, type Client, type Sink } from '../../src/feed/index.js';
+import { changeOf, type Change, type ChangeFilter } from '../../src/domain/change.js';
 import { memoryLog } from '../support/memory-log.js';
+import { pollUntil } from '../support/poll.js';
 
 /** A sink that keeps what it is handed. */
 function recordingSink(): Sink & { text: string } {
@@ -36,7 +38,8 @@ async function fanOut(log: ReturnType<typeof memoryLog>) {
     bookmark: (p: bigint) => `b${p};`,
   };
   const streams = new ChangeStreams(feed, { max: 1000, verify: () => Promise.resolve(), onError: () => {}, framing });
-  const open = (sink: Sink) => streams.open(streams.admit('token:t', 'credential', stays), sink, hub.current, {});
+  const open = (sink: Sink, filter: ChangeFilter = {}) =>
+    streams.open(streams.admit('token:t', 'credential', stays), sink, hub.current, filter);
   return { hub, streams, open };
 }
 
@@ -64,5 +67,44 @@ describe('the fan-out with many streams', () => {
     } finally {
       mock.timers.reset();
     }
+  });
+  it('moves the streams its filter keeps silent on together, and each gets what passes it once, in order', async () => {
+    const log = memoryLog([]);
+    const { hub, streams, open } = await fanOut(log);
+    stops.push(() => (streams.closeAll(), hub.stop()));
+    const rare = Array.from({ length: 50 }, () => recordingSink());
+    const all = recordingSink();
+    for (const s of rare) open(s, { tags: ['rare'] });
+    open(all);
+    const written: Change[] = [];
+    const write = async (tag: string | null) => {
+      const position = BigInt(written.length + 1);
+      const body = JSON.stringify({ id: Number(position), name: 'x' });
+      written.push(changeOf({ position, type: 'plant.created', id: position, body, tag, oldTag: null, time: 0 }));
+      log.replace([...written]);
+      log.written(position);
+      assert.ok(await pollUntil(async () => all.text.endsWith(`e${position};`), 2000, 1), all.text);
+    };
+    for (let i = 0; i < 30; i++) await write(i % 2 ? 'common' : null);
+    assert.deepEqual(
+      rare.map((s) => s.text),
+      rare.map(() => ''),
+    );
+    // Parked: the flushes of the last changes visited only the stream that follows everything.
+    assert.equal((streams as unknown as { active: Set<unknown> }).active.size, 1);
+    await write('rare');
+    await write('common');
+    await write('rare');
+    for (let i = 0; i < 3; i++) await write(null);
+    assert.deepEqual(
+      rare.map((s) => s.text),
+      rare.map(() => 'e31;e33;'),
+    );
+    // Each keep-alive says how far its stream looked: to the last change, with the others parked.
+    for (let turn = 0; turn < 10; turn++) (streams as unknown as { heartbeat(): void }).heartbeat();
+    assert.deepEqual(
+      rare.map((s) => s.text),
+      rare.map(() => 'e31;e33;h;b36;'),
+    );
   });
 });

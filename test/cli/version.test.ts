@@ -25,6 +25,12 @@ describe('plant-store --version', () => {
     });
   }
 
+  it('runs as a program, as `npx plant-store` in the checkout runs it (its execute bit set by the build)', () => {
+    const r = spawnSync(join(ROOT, 'dist/cli/main.js'), ['--version'], { encoding: 'utf8' });
+    assert.equal(r.error, undefined, String(r.error));
+    assert.equal(r.stdout, `${version}\n`);
+  });
+
   it('reads package.json when it runs: a copy of the build beside another package.json prints its version', () => {
     const dir = mkdtempSync(join(tmpdir(), 'plant-store-version-'));
     dirs.push(dir);

@@ -152,3 +152,28 @@ describe('the change hub after the log became another history', () => {
     }
   });
 });
+
+describe('the change hub under a long run of writes', () => {
+  it('holds at least the last 8,192 changes, each once and in order, however many it has read', async () => {
+    const all = changes('h', 12_000);
+    const log = memoryLog([]);
+    const { hub } = await startedHub(log.changeLog);
+    try {
+      const unfollow = hub.follow();
+      for (let n = 100; n <= all.length; n += 100) {
+        log.replace(all.slice(0, n));
+        log.written(BigInt(n));
+        assert.ok(await pollUntil(async () => hub.current === BigInt(n), 2000, 1));
+      }
+      const held = hub.recent(BigInt(all.length - 8192));
+      assert.deepEqual(
+        held?.map((c) => c.position),
+        all.slice(-8192).map((c) => c.position),
+      );
+      assert.equal(hub.recent(0n), undefined, 'the oldest are let go');
+      unfollow();
+    } finally {
+      hub.stop();
+    }
+  });
+});

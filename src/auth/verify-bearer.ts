@@ -87,6 +87,11 @@ export async function verifyBearer(token: string, verifiers: Verifiers): Promise
   };
 }
 
+/** A managed token's hash, which its limit key (`token:<hash>`) carries; undefined for a JWT. */
+export function tokenHashOf(principal: Principal): string | undefined {
+  return principal.kind === 'token' ? principal.limitKey.slice('token:'.length) : undefined;
+}
+
 export function requireScope(principal: Principal, scope: string | undefined): void {
   if (scope !== undefined && !principal.scopes.includes(scope)) throw new ForbiddenError(scope);
 }

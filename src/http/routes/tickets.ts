@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import type { Principal } from '../../auth/verify-bearer.js';
+import { tokenHashOf, type Principal } from '../../auth/verify-bearer.js';
 import type { Store } from '../../store/store.js';
 import { createTicket, type TicketHolder } from '../../use-cases/create-ticket.js';
 
 /** Whom a ticket speaks for: a managed token by its hash (its limit key's), or a JWT's subject and scopes. */
 function holderOf(principal: Principal): TicketHolder {
-  if (principal.kind === 'token') {
-    return { tokenHash: principal.limitKey.slice('token:'.length), subject: null, scopes: [] };
-  }
+  const tokenHash = tokenHashOf(principal);
+  if (tokenHash !== undefined) return { tokenHash, subject: null, scopes: [] };
   return { tokenHash: null, subject: principal.id ?? null, scopes: [...principal.scopes] as TicketHolder['scopes'] };
 }
 

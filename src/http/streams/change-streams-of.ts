@@ -1,5 +1,5 @@
 import { Gauge } from 'prom-client';
-import { requireScope, verifyBearer, type Principal } from '../../auth/verify-bearer.js';
+import { requireScope, tokenHashOf, verifyBearer, type Principal } from '../../auth/verify-bearer.js';
 import { verifyTicket, verifyTicketToken } from '../../auth/verify-ticket.js';
 import { TICKET_PREFIX } from '../../domain/ticket.js';
 import type { Services } from '../../services.js';
@@ -15,7 +15,8 @@ const TICKET_TOKEN = 'ticket-token ';
 
 /** What a stream opened with `ticket` is checked again by: its managed token, else the ticket itself. */
 export function ticketRecheck(ticket: string, principal: Principal | undefined): string {
-  return principal?.kind === 'token' ? TICKET_TOKEN + principal.limitKey.slice('token:'.length) : ticket;
+  const hash = principal && tokenHashOf(principal);
+  return hash === undefined ? ticket : TICKET_TOKEN + hash;
 }
 
 /**

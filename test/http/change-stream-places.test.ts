@@ -2,7 +2,7 @@
 // that leave while their request waits, long polls, one principal taking every place, readers
 // that never read. Each place is given back whenever its client leaves, at any point.
 import assert from 'node:assert/strict';
-import { request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { REFUSED_GRACE_MS } from '../../src/http/connections/connections.js';
@@ -294,15 +294,18 @@ for (const kind of stores) {
     });
 
     it('never hands a stream more than 1 MiB unread, however far behind it starts', async () => {
-      // Every response's unread bytes, seen right after each write the server makes to it.
+      // What each connection has been handed and its reader has not taken, seen at each write the
+      // server makes to it (its response's, then the stream's own once the connection is handed
+      // over): the socket's unread bytes, or the chunk itself where the kernel took it at once.
       let most = 0;
-      const watch = (_req: IncomingMessage, res: ServerResponse) => {
-        const write = res.write.bind(res) as (chunk: unknown, ...rest: unknown[]) => boolean;
-        res.write = ((chunk: unknown, ...rest: unknown[]) => {
+      const watch = (req: IncomingMessage) => {
+        const socket = req.socket;
+        const write = socket.write.bind(socket) as (chunk: string | Buffer, ...rest: unknown[]) => boolean;
+        socket.write = ((chunk: string | Buffer, ...rest: unknown[]) => {
           const ok = write(chunk, ...rest);
-          most = Math.max(most, res.writableLength);
+          most = Math.max(most, socket.writableLength, Buffer.byteLength(chunk));
           return ok;
-        }) as typeof res.write;
+        }) as typeof socket.write;
       };
       // A reader that reads keeps the hub following, so the changes below stay in its memory.
       const reading = await openStream(base, app.token);

@@ -35,6 +35,8 @@ const lateAnswers = new WeakSet<ServerResponse>();
  * for hours, and the feed's budget is 10,000 of them.
  */
 const pipelines = new WeakMap<Socket, Pipeline>();
+/** Connections handed over from the server to a stream of their own (`letGo`): the guard no longer drains them. */
+const handedOver = new WeakSet<Socket>();
 
 /**
  * Marks an answer that comes late or never: a stream of changes, a long poll. While it is in
@@ -49,6 +51,22 @@ export function answersLate(res: ServerResponse): void {
   const p = socket && pipelines.get(socket);
   // Starts reading it again, unless it was refused (then nothing more of it is read).
   if (p && !p.refused) release(socket, p);
+}
+
+/**
+ * Whether the connection of `res` carries it alone: nothing waits behind it, nothing was refused.
+ * Only such a connection may be handed over from node:http (hand-over.ts).
+ */
+export function carriesOnly(res: ServerResponse): boolean {
+  const socket = res.socket as Socket | null;
+  const p = socket && pipelines.get(socket);
+  return !!p && !p.refused && p.waiting.length === 0 && p.inProcess.size === 1 && p.inProcess.has(res);
+}
+
+/** The guard lets go of a connection handed over: its new owner ends it, at shutdown too. */
+export function letGo(socket: Socket): void {
+  pipelines.delete(socket);
+  handedOver.add(socket);
 }
 
 /** Reading a held connection again: Node's server resumes on the socket's drain once its own answers are written. */
@@ -178,6 +196,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): { dr
     drain() {
       draining = true;
       for (const socket of sockets) {
+        if (handedOver.has(socket)) continue;
         const p = pipelines.get(socket);
         const busy = p && (p.inProcess.size > 0 || p.waiting.length > 0);
         if (!busy) socket.destroy();

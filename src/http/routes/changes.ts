@@ -11,7 +11,8 @@ import {
   type Feed,
   type PlantsAsOf,
 } from '../../feed/index.js';
-import { answerSnapshot, FeedResponse, sendSnapshot, SSE_PREAMBLE } from '../streams/change-streams.js';
+import { answerSnapshot, sendSnapshot } from '../streams/change-streams.js';
+import { FeedResponse } from '../streams/feed-response.js';
 import { ticketRecheck } from '../streams/change-streams-of.js';
 import { prefersEventStream } from '../headers/negotiate.js';
 import { addVary } from '../headers/vary.js';
@@ -109,14 +110,13 @@ export async function changeRoutes(
           place.release();
           return reply;
         }
-        reply.raw.writeHead(200, {
+        response.begin({
           ...(reply.getHeaders() as OutgoingHttpHeaders),
           'content-type': 'text/event-stream; charset=utf-8',
           'cache-control': 'no-store',
           // A proxy that buffers answers (nginx) would hold the events back.
           'x-accel-buffering': 'no',
         });
-        reply.raw.write(SSE_PREAMBLE);
         if (snapshot) {
           try {
             const synced = await sendSnapshot(response, snapshot, filterOf(query), stillWanted);
@@ -127,7 +127,7 @@ export async function changeRoutes(
             // and, having no Last-Event-ID yet, gets the snapshot again.
             if (stillWanted()) request.log.warn({ err }, 'a snapshot of the plants failed');
             place.release();
-            reply.raw.end();
+            response.close(false);
             return reply;
           }
         }

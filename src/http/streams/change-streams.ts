@@ -1,9 +1,8 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { plantPasses, type Change, type ChangeFilter } from '../../domain/change.js';
 import { plantJson, type PlantRecord } from '../../domain/plant.js';
-import type { Client, Framing, PlantsAsOf, Sink } from '../../feed/index.js';
-import { answersLate } from '../connections/connections.js';
+import type { Framing, PlantsAsOf, Sink } from '../../feed/index.js';
 
 /** A change as a Server-Sent Event: its position is the event's id, its type the event's name. */
 export const sseFraming: Framing = {
@@ -82,7 +81,7 @@ export async function sendSnapshot(
  */
 export async function answerSnapshot(
   reply: FastifyReply,
-  response: FeedResponse,
+  response: Sink,
   snapshot: PlantsAsOf,
   filter: ChangeFilter,
   link: string,
@@ -101,71 +100,5 @@ export async function answerSnapshot(
   } catch (err) {
     if (stillWanted()) reply.log.warn({ err }, 'a snapshot of the plants failed');
     reply.raw.destroy();
-  }
-}
-
-/** The first bytes of a stream: a reader that loses it comes back after a second (a browser waits 3 s by default). */
-export const SSE_PREAMBLE = ': following the changes\nretry: 1000\n\n';
-
-/**
- * A request of the feed as the fan-out sees it: the client a place is held for, and the sink its
- * stream writes to. One object with its methods on the prototype rather than closures: an idle
- * stream holds it for hours, and 10,000 of them are the feed's budget (docs/performance.md).
- */
-export class FeedResponse implements Client, Sink {
-  constructor(
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
-  ) {}
-
-  /** The response's close covers a request answered or a socket closed once it owns it. */
-  get gone(): boolean {
-    return this.res.destroyed || this.req.socket.destroyed;
-  }
-
-  /**
-   * A client that leaves while its request waits is noticed by the socket's close, never by a
-   * write: a filtered stream may never be written to. The socket's close covers a request queued
-   * behind another on the same connection.
-   */
-  onLeave(leave: () => void): () => void {
-    const { req, res } = this;
-    // `on`, not `once`: each closes once, `leave` may be called twice, and once's wrappers would
-    // be two more objects an idle stream keeps.
-    res.on('close', leave);
-    req.socket.on('close', leave);
-    // Its connection is read while it waits, though requests wait behind it: else the client's
-    // leaving would not be seen.
-    answersLate(res);
-    return () => {
-      res.off('close', leave);
-      req.socket.off('close', leave);
-    };
-  }
-
-  write(text: string): boolean {
-    return this.res.write(text);
-  }
-
-  get buffered(): number {
-    return this.res.writableLength;
-  }
-
-  drained(): Promise<void> {
-    const { res } = this;
-    return new Promise((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.once('drain', done);
-      res.once('close', done);
-    });
-  }
-
-  close(now: boolean): void {
-    if (now) this.res.destroy();
-    else this.res.end();
   }
 }

@@ -82,8 +82,12 @@ export async function idsShown(page: Page): Promise<string[]> {
   return rows.slice(1).map((r) => r.trim().split(/\s+/)[0]!);
 }
 
-/** Waits until the table shows exactly these ids (a page loads, a live change lands). */
-export async function waitForIds(page: Page, ids: (number | string)[], timeoutMs = 10_000): Promise<void> {
+/**
+ * Waits until the table shows exactly these ids (a page loads, a live change lands): 30 s by
+ * default, as a page that lists in a second alone took over 10 s once beside the suite's other
+ * processes on a 2-core machine.
+ */
+export async function waitForIds(page: Page, ids: (number | string)[], timeoutMs = 30_000): Promise<void> {
   const want = ids.map(String);
   const until = Date.now() + timeoutMs;
   let shown: string[] = [];

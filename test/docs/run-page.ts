@@ -59,7 +59,9 @@ async function runBlock(shell: Shell, values: PageValues, page: string, block: B
   assert.equal(block.mark, 'run', `${where}: a shell block says whether it runs`);
   for (const step of block.steps) {
     const command = values.command(step.command);
-    const { stdout, stderr, status } = await shell.run(command, 45_000);
+    // A command takes a second or two alone; beside the suite's other processes on a 2-core machine
+    // one step took over 45 s, so a step has two minutes before it counts as hung.
+    const { stdout, stderr, status } = await shell.run(command, 120_000);
     const said = `${where}:\n${command}\n--- printed:\n${stdout}\n--- on stderr:\n${stderr}`;
     // curl's --max-time ends a stream the page shows a part of: status 28, the time was up.
     assert.ok(status === 0 || (status === 28 && /--max-time/.test(command)), `exit status ${status}, ${said}`);

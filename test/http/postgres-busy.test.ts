@@ -4,10 +4,12 @@
 // says the database is away; nothing of theirs is applied, and the same write succeeds once the
 // rows are free.
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { send, type RawRequest } from '../support/http.js';
+import { pollUntil } from '../support/poll.js';
 import { POSTGRES_URL, suiteOptions } from '../support/stores.js';
 
 const BUSY = 'the store is busy with other writes; retry later';
@@ -89,16 +91,18 @@ describe('writes waiting for rows another transaction holds (PostgreSQL)', suite
     let waiting: Promise<{ status: number }>[] = [];
     try {
       // Eight batches whose bodies are read and whose writes wait for plant 5: the store holds them.
+      // The ninth goes once all eight have arrived, well within the 4 s a write may wait for a
+      // row: a fixed wait of about two seconds was once past it on a loaded machine, the first
+      // eight had given up (503 busy), and the ninth found a place.
+      let arrived = 0;
+      const count = (req: IncomingMessage) => void (req.url === '/plants/batch' && arrived++);
+      server.app.server.on('request', count);
       waiting = Array.from({ length: 8 }, (_, i) => send(url, batch(`w${i}`)));
-      const held = async () =>
-        Number(
-          (
-            await holder.query(
-              `SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND pid <> pg_backend_pid()`,
-            )
-          ).rows[0].n,
-        );
-      for (let i = 0; i < 100 && (await held()) < 8; i++) await new Promise((r) => setTimeout(r, 20));
+      const all = await pollUntil(async () => arrived === 8, 10_000, 10);
+      server.app.server.off('request', count);
+      assert.ok(all, `${arrived} of the eight batches arrived`);
+      // Each takes its place in the hook before its body is read, a moment after it arrives.
+      await new Promise((r) => setTimeout(r, 200));
       const ninth = await send(url, batch('ninth'));
       assert.equal(ninth.status, 503, 'a ninth batch while eight wait for the store');
       assert.match(String((ninth.json as { message?: string }).message), /more than 8 of these requests at once/);

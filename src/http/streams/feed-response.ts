@@ -9,15 +9,12 @@ export const SSE_PREAMBLE = ': following the changes\nretry: 1000\n\n';
 /** The end of a chunked body (RFC 9112 7.1). */
 const LAST_CHUNK = '0\r\n\r\n';
 
-/** A connection handed over ends when its client ends its side: nothing more is read from it. */
-function endsWithClient(this: Socket): void {
-  this.destroy();
-}
 /**
- * A client that sends anything on a stream's handed-over connection (EventSource never does: it
- * asks again on a new one) has it closed: nothing it sends there is read, so none of it may wait.
+ * A handed-over connection closes when its client ends its side, or sends anything on it (an
+ * EventSource never does: it asks again on a new connection): nothing it sends there is read, so
+ * none of it may wait.
  */
-function sendsOnAStream(this: Socket): void {
+function closeIt(this: Socket): void {
   this.destroy();
 }
 /** Its close follows, and says the rest. */
@@ -92,8 +89,8 @@ export class FeedResponse implements Client, Sink {
     this.req = undefined;
     this.res = undefined;
     socket.on('error', ignore);
-    socket.on('end', endsWithClient);
-    socket.on('data', sendsOnAStream);
+    socket.on('end', closeIt);
+    socket.on('data', closeIt);
     socket.resume();
   }
 

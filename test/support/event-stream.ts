@@ -16,7 +16,7 @@ export interface EventStream {
   text: () => string;
   /** The whole blocks received so far, but for the preamble's `retry`. */
   blocks: () => Block[];
-  /** The events received so far that have an id: [id, event, data]. */
+  /** The events received so far that have an id and data (no bookmark): [id, event, data]. */
   events: () => [string, string, string][];
   /** The positions of every `id:` received so far (events and bookmarks). */
   ids: () => bigint[];
@@ -55,9 +55,10 @@ export function openEventStream(
         status: res.statusCode!,
         text: () => text,
         blocks: () => parse(text),
+        // A bookmark (an id and no data) is no event: EventSource only takes its id.
         events: () =>
           parse(text)
-            .filter((b) => b.id !== undefined)
+            .filter((b) => b.id !== undefined && b.data !== undefined)
             .map((b) => [b.id!, b.event!, b.data!] as [string, string, string]),
         ids: () => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => BigInt(m[1]!)),
         closed,

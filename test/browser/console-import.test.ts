@@ -47,11 +47,11 @@ describe("the console's import", { skip: skipWithoutChromium }, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  // 17 s alone; on a 2-core machine beside the suite's three other processes, 50 to 60 s and once
-  // past the runner's 60 s limit (which is there to catch hangs): this test has three minutes.
+  // 12 to 17 s alone; on a 2-core machine beside the suite's three other processes, 26 to 60 s,
+  // and once past three minutes on a machine half as fast (in CI): this test has five.
   it(
     'imports 100,000 plants by batches, the progress bar moving and the page answering meanwhile',
-    { timeout: 180_000 },
+    { timeout: 300_000 },
     async () => {
       const page = tab.page;
       const view = (name: string) => page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name });
@@ -71,19 +71,23 @@ describe("the console's import", { skip: skipWithoutChromium }, () => {
       const state = page.getByRole('status').filter({ hasText: /^(Importing|Imported|Stopped)/ });
       while (!/^(Imported|Stopped)/.test((await state.textContent()) ?? '')) {
         seen.push(await read());
-        // The page answers clicks while it imports: to the list and back (each within the
-        // default 10 s; how long they take depends on the machine's load more than the page's).
-        await view('Plants').click();
-        await page.getByRole('heading', { name: 'Plants' }).waitFor();
-        await view('Import').click();
-        await page.getByRole('heading', { name: 'Import' }).waitFor();
+        // The page answers clicks while it imports: to the list and back. How long each takes
+        // depends on the machine's load more than on the page: 7 to 9 s a round trip beside 19
+        // busy processes, where the tab's default 10 s a step was too close. A page the import
+        // holds (a table grown with every plant) fails the long-task check below in any case.
+        const answered = { timeout: 30_000 };
+        await view('Plants').click(answered);
+        await page.getByRole('heading', { name: 'Plants' }).waitFor(answered);
+        await view('Import').click(answered);
+        await page.getByRole('heading', { name: 'Import' }).waitFor(answered);
         await new Promise((r) => setTimeout(r, 300));
       }
       assert.match((await state.textContent())!, /^Imported plants\.ndjson in/);
-      // Never frozen: its main thread was never held for a second. Its longest tasks here are
-      // 50 to 200 ms; a table that grew with every plant imported held it for many seconds.
+      // Never frozen: its main thread was never held for 2.5 s. Its longest tasks are 50 to 200 ms
+      // on a quiet machine and 484 ms beside 19 busy processes; a table that grew with every
+      // plant imported held it for many seconds.
       const longest = Math.max(0, ...(await page.evaluate<number[]>('window.longTasks')));
-      assert.ok(longest < 1000, `the page's main thread was held for ${longest} ms at once`);
+      assert.ok(longest < 2500, `the page's main thread was held for ${longest} ms at once`);
       const moving = new Set(seen.filter((v) => v > 0));
       assert.ok(moving.size >= 3, `the progress bar took ${moving.size} values: ${[...moving].join(', ')}`);
       assert.equal(await read(), await progress.evaluate((el) => (el as unknown as { max: number }).max));
